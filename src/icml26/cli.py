@@ -1,0 +1,225 @@
+"""The ``icml26`` command.
+
+::
+
+    icml26 list [--markdown]                 the 19 systems, their status and claims holding
+    icml26 info ID                           paper, summary, entry points, claims
+    icml26 reproduce ID|--all [--scale smoke|small|paper] [--seeds N] [--out DIR] [--json FILE]
+                                             re-run the paper's claims; write reports/<id>/ and reports/index.html
+    icml26 ID VERB ...                       the system's own commands (imports only that system)
+
+Exit status: 0 on success (``reproduce``: every claim ran, whatever its verdict), 1 when a claim crashed,
+2 on bad arguments, an unknown system or a planned one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from icml26 import __version__
+from icml26 import registry as _registry
+from icml26.registry import SystemSpec
+
+EXIT_OK, EXIT_CRASH, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A mistake of the user's: printed as one line, exit status 2."""
+
+
+def _fail(message: str) -> int:
+    print(f"icml26: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _spec(systems: Mapping[str, SystemSpec], system_id: str, *, runnable: bool = True) -> SystemSpec:
+    if system_id not in systems:
+        raise UsageError(f"unknown system {system_id!r}; run 'icml26 list' to see the {len(systems)} systems")
+    spec = systems[system_id]
+    if runnable and not spec.implemented:
+        raise UsageError(f"system {system_id!r} is planned, not implemented yet")
+    return spec
+
+
+def _import_entry(spec: SystemSpec, entry: str):
+    """Load a system entry point; a missing optional dependency becomes a one-line install hint."""
+    try:
+        return _registry.load_entry(entry)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or "?"
+        if missing == spec.module or missing.startswith(spec.module + "."):
+            raise
+        hint = f"pip install 'icml26[{spec.extra}]'" if spec.extra else "reinstall icml26"
+        raise UsageError(f"system {spec.id!r} needs the missing package {missing!r}: {hint}") from None
+
+
+def _claim_counts(spec: SystemSpec) -> str:
+    from icml26.report import readme_verdicts
+
+    verdicts = readme_verdicts(spec.readme) if spec.implemented else None
+    if not verdicts:
+        return "–"
+    return f"{sum(v == 'holds' for v in verdicts)}/{len(verdicts)}"
+
+
+def list_markdown(systems: Mapping[str, SystemSpec]) -> str:
+    """The system table of the top-level README (a test keeps the README in sync with it)."""
+    lines = ["| id | paper | status | claims holding | extra |", "|---|---|---|---|---|"]
+    for spec in systems.values():
+        ident = f"[`{spec.id}`](src/icml26/{spec.id}/README.md)" if spec.implemented else f"`{spec.id}`"
+        extra = f"`{spec.extra}`" if spec.extra else "–"
+        lines.append(f"| {ident} | {spec.title} | {spec.status} | {_claim_counts(spec)} | {extra} |")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_list(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int:
+    if args.markdown:
+        sys.stdout.write(list_markdown(systems))
+        return EXIT_OK
+    width = 70
+    print(f"{'id':<14} {'status':<12} {'claims':<7} paper")
+    for spec in systems.values():
+        title = spec.title if len(spec.title) <= width else spec.title[: width - 1] + "…"
+        print(f"{spec.id:<14} {spec.status:<12} {_claim_counts(spec):<7} {title}")
+    return EXIT_OK
+
+
+def cmd_info(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int:
+    spec = _spec(systems, args.id, runnable=False)
+    print(f"{spec.id}: {spec.title}")
+    print(f"  venue:     {spec.venue} {spec.reference}".rstrip())
+    print(f"  summary:   {spec.summary}")
+    print(f"  status:    {spec.status}")
+    print(f"  install:   pip install 'icml26[{spec.extra}]'" if spec.extra else "  install:   core only")
+    if not spec.implemented:
+        return EXIT_OK
+    print(f"  library:   import {spec.module}")
+    print(f"  cli:       icml26 {spec.id} --help   ({spec.cli_entry})")
+    print(f"  claims:    icml26 reproduce {spec.id}   ({spec.claims_entry})")
+    print(f"  readme:    {spec.readme}")
+    for c in _import_entry(spec, spec.claims_entry):
+        print(f"    - {c.id}: {c.statement}" + (f"  [{c.paper}]" if c.paper else ""))
+    return EXIT_OK
+
+
+def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int:
+    from icml26.claims import Scale, run_claims
+    from icml26.report import update_readme, write_index, write_system_report
+
+    if args.all == bool(args.id):
+        raise UsageError("give one system id or --all")
+    try:
+        scale = Scale.parse(args.scale)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.seeds is not None and args.seeds < 1:
+        raise UsageError(f"--seeds must be at least 1; got {args.seeds}")
+    specs = [s for s in systems.values() if s.implemented] if args.all else [_spec(systems, args.id)]
+    out = Path(args.out)
+
+    crashed = False
+    everything = []
+    for spec in specs:
+        claims = list(_import_entry(spec, spec.claims_entry))
+        if args.claim:
+            claims = [c for c in claims if args.claim in c.id]
+            if not claims:
+                raise UsageError(f"no claim of {spec.id!r} matches {args.claim!r}")
+        print(f"{spec.id}: {len(claims)} claim(s) at scale {scale.value}", flush=True)
+
+        def show(s):
+            spread = f" ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s)"
+            print(f"  {s.verdict:<13} {s.id}{spread}", flush=True)
+
+        summaries = run_claims(claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show)
+        crashed |= any(s.verdict == "error" for s in summaries)
+        write_system_report(spec, summaries, out)
+        if args.update_readme:
+            update_readme(spec.readme, summaries)
+        everything += summaries
+    index = write_index(out, list(systems.values()))
+    print(f"report: {index}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([s.to_dict() for s in everything], indent=2) + "\n")
+    return EXIT_CRASH if crashed else EXIT_OK
+
+
+def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSpec]) -> int:
+    """Run ``icml26 ID ...``. Errors of the user's (bad values, missing files) become one line and exit 2."""
+    spec = _spec(systems, system_id)
+    system_main = _import_entry(spec, spec.cli_entry)
+    try:
+        return int(system_main(list(argv)) or 0)
+    except SystemExit as exc:  # argparse inside the system's CLI
+        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"{system_id}: {exc}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="icml26",
+        description="Implementations of 19 ICML 2026 systems, with their paper claims made executable.",
+        epilog="System commands: icml26 ID VERB ... (see 'icml26 ID --help').",
+    )
+    parser.add_argument("--version", action="version", version=f"icml26 {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress of claims")
+    sub = parser.add_subparsers(dest="command", metavar="{list,info,reproduce,ID}")
+
+    p = sub.add_parser("list", help="the systems, their status and how many claims hold")
+    p.add_argument("--markdown", action="store_true", help="print the README's Markdown table")
+
+    p = sub.add_parser("info", help="paper, entry points and claims of one system")
+    p.add_argument("id")
+
+    p = sub.add_parser("reproduce", help="re-run a system's paper claims and write a report")
+    p.add_argument("id", nargs="?", help="system id (or --all)")
+    p.add_argument("--all", action="store_true", help="every implemented system")
+    p.add_argument("--scale", default="small", help="smoke | small | paper (default: small)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per claim (default: 1 smoke, 3 otherwise)")
+    p.add_argument("--out", default="reports", help="report folder (default: reports/)")
+    p.add_argument("--json", default=None, help="also write every claim summary to this JSON file")
+    p.add_argument("--claim", default=None, help="run only claims whose id contains this text")
+    p.add_argument("--update-readme", action="store_true", help="rewrite the claims table in the system README")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, systems: Mapping[str, SystemSpec] | None = None) -> int:
+    """Entry point of ``icml26``; ``systems`` replaces the registry (tests use it)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    systems = _registry.SYSTEMS if systems is None else systems
+    commands = {"list", "info", "reproduce"}
+    try:
+        first = next((a for a in argv if not a.startswith("-")), None)
+        if first is not None and first not in commands:
+            if first not in systems:
+                raise UsageError(f"unknown command or system {first!r}; run 'icml26 list' or 'icml26 --help'")
+            idx = argv.index(first)
+            _setup_logging("-v" in argv[:idx] or "--verbose" in argv[:idx])
+            return dispatch(first, argv[idx + 1 :], systems)
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse has printed its message; keep our exit codes
+            return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
+        _setup_logging(args.verbose)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_USAGE
+        handler = {"list": cmd_list, "info": cmd_info, "reproduce": cmd_reproduce}[args.command]
+        return handler(args, systems)
+    except UsageError as exc:
+        return _fail(str(exc))
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

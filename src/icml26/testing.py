@@ -1,0 +1,144 @@
+"""Public contract checkers: what every system, estimator and environment of icml26 must satisfy.
+
+Each checker returns a list of problems (empty when the contract holds), so a test can show all of them
+at once: ``assert not check_system(spec)``. Users extending icml26 can run them on their own code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from icml26.claims import Claim, Scale, run_claim
+from icml26.registry import SystemSpec, load_entry
+from icml26.report import README_BEGIN, readme_verdicts
+
+#: Headings every system README must have (DESIGN.md: usage, claims, benchmark, deviations).
+README_SECTIONS = ("## Usage", "## Claims", "## Benchmark", "## Deviations from the paper")
+SMOKE_CLAIM_SECONDS = 60.0
+
+
+def check_claims_module(claims: Any, system_id: str, module: Any = None) -> list[str]:
+    """``CLAIMS`` is a non-empty list of uniquely named :class:`Claim` of ``system_id``, none forgotten."""
+    problems = []
+    if not isinstance(claims, (list, tuple)) or not claims:
+        return [f"{system_id}: CLAIMS must be a non-empty list of claims"]
+    ids = []
+    for c in claims:
+        if not isinstance(c, Claim):
+            problems.append(f"{system_id}: CLAIMS holds {c!r}, not a Claim (use the @claim decorator)")
+            continue
+        ids.append(c.id)
+        if c.system != system_id:
+            problems.append(f"{c.id}: claim id must start with '{system_id}/'")
+        if not c.paper:
+            problems.append(f"{c.id}: say where in the paper the claim comes from (paper=...)")
+    if len(set(ids)) != len(ids):
+        problems.append(f"{system_id}: duplicate claim ids in CLAIMS")
+    if module is not None:
+        for name, value in vars(module).items():
+            if isinstance(value, Claim) and value not in claims:
+                problems.append(f"{system_id}: claim {name} ({value.id}) is defined but not listed in CLAIMS")
+    return problems
+
+
+def check_readme(spec: SystemSpec) -> list[str]:
+    """The system README exists, has the standard sections and a generated claims table."""
+    if not spec.readme.is_file():
+        return [f"{spec.id}: missing {spec.readme}"]
+    text = spec.readme.read_text()
+    problems = [f"{spec.id}: README lacks the section {s!r}" for s in README_SECTIONS if s not in text]
+    if README_BEGIN not in text:
+        problems.append(f"{spec.id}: README has no generated claims block (run icml26 reproduce --update-readme)")
+    elif not readme_verdicts(spec.readme):
+        problems.append(f"{spec.id}: README claims table is empty (run icml26 reproduce --update-readme)")
+    return problems
+
+
+def check_cli(spec: SystemSpec) -> list[str]:
+    """``icml26 <id> --help`` prints a usage text and exits 0."""
+    main = load_entry(spec.cli_entry)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            code = main(["--help"])
+        except SystemExit as exc:
+            code = exc.code
+    if code not in (0, None):
+        return [f"{spec.id}: 'icml26 {spec.id} --help' exited {code}"]
+    if "usage" not in out.getvalue().lower():
+        return [f"{spec.id}: 'icml26 {spec.id} --help' printed no usage"]
+    return []
+
+
+def check_system(spec: SystemSpec, *, run_smoke_claims: bool = True) -> list[str]:
+    """Every contract of an implemented system: docstring, README, claims (run at smoke scale), CLI."""
+    if not spec.implemented:
+        return []
+    module = importlib.import_module(spec.module)
+    problems = []
+    doc = (module.__doc__ or "").lower()
+    if spec.title.lower() not in " ".join(doc.split()):
+        problems.append(f"{spec.id}: module docstring must name the paper ({spec.title!r})")
+    if not getattr(module, "__all__", None):
+        problems.append(f"{spec.id}: the package must list its public names in __all__")
+    problems += check_readme(spec)
+    claims_module = importlib.import_module(spec.claims_entry.partition(":")[0])
+    claims = load_entry(spec.claims_entry)
+    problems += check_claims_module(claims, spec.id, claims_module)
+    if run_smoke_claims and not problems:
+        for c in claims:
+            summary = run_claim(c, Scale.SMOKE, seeds=[0])
+            if summary.verdict == "error":
+                problems.append(f"{c.id}: crashed at smoke scale:\n{summary.error}")
+            elif summary.wall_time_s > SMOKE_CLAIM_SECONDS:
+                problems.append(f"{c.id}: smoke run took {summary.wall_time_s:.0f} s (> {SMOKE_CLAIM_SECONDS:.0f} s)")
+    problems += check_cli(spec)
+    return problems
+
+
+def check_estimator_like(estimator: Any, X: Any, y: Any = None, *, fitted: Sequence[str] = ()) -> list[str]:
+    """scikit-learn conventions: ``fit`` returns self and sets attributes ending in ``_`` (``fitted`` ones
+    at least); the constructor's keyword hyper-parameters are stored unchanged under their own names."""
+    import inspect
+
+    problems = []
+    name = type(estimator).__name__
+    for param in inspect.signature(type(estimator).__init__).parameters.values():
+        if param.name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if not hasattr(estimator, param.name):
+            problems.append(f"{name}: hyper-parameter {param.name!r} is not stored as an attribute")
+    before = {k for k in vars(estimator) if k.endswith("_") and not k.startswith("_")}
+    if before:
+        problems.append(f"{name}: unfitted estimator already has fitted attributes {sorted(before)}")
+    returned = estimator.fit(X) if y is None else estimator.fit(X, y)
+    if returned is not estimator:
+        problems.append(f"{name}: fit must return self")
+    after = {k for k in vars(estimator) if k.endswith("_") and not k.startswith("_")}
+    if not after:
+        problems.append(f"{name}: fit set no attribute ending in '_'")
+    problems += [f"{name}: fit did not set {attr!r}" for attr in fitted if attr not in after]
+    return problems
+
+
+def check_env(env: Any, seed: int = 0) -> list[str]:
+    """Gymnasium's own checker, plus: two resets with the same seed give the same observation."""
+    import numpy as np
+    from gymnasium.utils.env_checker import check_env as gym_check_env
+
+    problems = []
+    try:
+        gym_check_env(env, skip_render_check=True)
+    except Exception as exc:  # gymnasium raises AssertionError and others; report them all
+        problems.append(f"{type(env).__name__}: gymnasium check_env: {exc}")
+    obs1, _ = env.reset(seed=seed)
+    obs2, _ = env.reset(seed=seed)
+    flat1 = obs1 if not isinstance(obs1, dict) else np.concatenate([np.ravel(v) for v in obs1.values()])
+    flat2 = obs2 if not isinstance(obs2, dict) else np.concatenate([np.ravel(v) for v in obs2.values()])
+    if not np.array_equal(np.asarray(flat1), np.asarray(flat2)):
+        problems.append(f"{type(env).__name__}: reset(seed={seed}) is not deterministic")
+    return problems

@@ -1,0 +1,70 @@
+"""Import rules, checked by import-linter: no system imports another; the core imports no system."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from icml26.registry import PACKAGE_ROOT, SYSTEMS
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ["icml26.registry", "icml26.claims", "icml26.report", "icml26.testing", "icml26._util", "icml26.cli"]
+
+
+def contracts() -> str:
+    """import-linter configuration for the systems whose folder exists (a contract on a missing one errors)."""
+    present = [f"icml26.{s}" for s in SYSTEMS if (PACKAGE_ROOT / s).is_dir()]
+    text = "[importlinter]\nroot_package = icml26\n"
+    if present:
+        text += "\n[importlinter:contract:core-imports-no-system]\nname = The core imports no system\n"
+        text += "type = forbidden\nsource_modules =\n" + "".join(f"    {m}\n" for m in CORE)
+        text += "forbidden_modules =\n" + "".join(f"    {m}\n" for m in present)
+    if len(present) >= 2:
+        text += "\n[importlinter:contract:systems-independent]\nname = No system imports another\n"
+        text += "type = independence\nmodules =\n" + "".join(f"    {m}\n" for m in present)
+    if not present:  # import-linter needs one contract; keep the core acyclic-by-layers meanwhile
+        text += "\n[importlinter:contract:core-layers]\nname = Core layers\ntype = layers\n"
+        text += "layers =\n    icml26.cli\n    icml26.testing\n    icml26.report\n    icml26.claims\n"
+        text += "    icml26.registry\n"
+    return text
+
+
+def lint(config: Path) -> subprocess.CompletedProcess:
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or "lint-imports"
+    return subprocess.run(
+        [exe, "--config", str(config), "--no-cache"], capture_output=True, text=True, cwd=ROOT / "src"
+    )
+
+
+def test_import_contracts_hold(tmp_path):
+    config = tmp_path / "importlinter.ini"
+    config.write_text(contracts())
+    result = lint(config)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_linter_catches_a_forbidden_import(tmp_path):
+    """The contract check can fail: a core module importing a system is reported."""
+    pkg = tmp_path / "src" / "icml26"
+    shutil.copytree(PACKAGE_ROOT, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    (pkg / "zzsys").mkdir()
+    (pkg / "zzsys" / "__init__.py").write_text("")
+    (pkg / "_util" / "bad.py").write_text("import icml26.zzsys\n")
+    config = tmp_path / "importlinter.ini"
+    config.write_text(
+        "[importlinter]\nroot_package = icml26\n\n[importlinter:contract:c]\nname = core\ntype = forbidden\n"
+        "source_modules =\n    icml26._util\nforbidden_modules =\n    icml26.zzsys\n"
+    )
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("lint-imports is not installed")
+    result = subprocess.run(
+        [exe, "--config", str(config), "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path / "src",
+        env={"PYTHONPATH": str(tmp_path / "src"), "PATH": ""},
+    )
+    assert result.returncode != 0 and "BROKEN" in result.stdout.upper()

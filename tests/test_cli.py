@@ -1,0 +1,215 @@
+"""The icml26 command: list, info, reproduce, dispatch, exit codes and start-up cost."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from icml26 import cli
+from icml26.registry import SYSTEMS, SystemSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+PLANNED = next((s.id for s in SYSTEMS.values() if not s.implemented), None)
+
+
+@pytest.fixture
+def systems(fake_spec):
+    return {**SYSTEMS, "fakesys": fake_spec}
+
+
+def run(argv, systems=None):
+    return cli.main(argv, systems=systems)
+
+
+def one_line_error(capsys):
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("icml26: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_list_shows_all_19_systems(capsys):
+    assert run(["list"]) == 0
+    out = capsys.readouterr().out
+    for system_id in SYSTEMS:
+        assert system_id in out
+    assert len(out.strip().splitlines()) == 1 + 19
+
+
+def test_list_markdown_is_a_table_with_a_row_per_system(capsys):
+    assert run(["list", "--markdown"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + 19
+
+
+def test_info_of_planned_and_implemented_systems(capsys, systems):
+    assert run(["info", "noisypower"]) == 0
+    assert "Accelerated Noisy Power Method" in capsys.readouterr().out
+    assert run(["info", "fakesys"], systems) == 0
+    out = capsys.readouterr().out
+    assert "fakesys/mean-consistent-v1" in out and "icml26 fakesys --help" in out
+
+
+def test_unknown_system_is_one_clear_line_and_exit_2(capsys):
+    assert run(["reproduce", "nosuch"]) == 2
+    assert "unknown system 'nosuch'" in one_line_error(capsys)
+    assert run(["info", "nosuch"]) == 2
+    one_line_error(capsys)
+    assert run(["nosuch", "verb"]) == 2
+    assert "unknown command or system 'nosuch'" in one_line_error(capsys)
+
+
+@pytest.mark.skipif(PLANNED is None, reason="every system is implemented")
+def test_planned_system_is_one_clear_line_and_exit_2(capsys):
+    assert run(["reproduce", PLANNED]) == 2
+    assert f"'{PLANNED}' is planned" in one_line_error(capsys)
+    assert run([PLANNED, "anything"]) == 2
+    assert "planned" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["reproduce"],
+        ["reproduce", "fakesys", "--all"],
+        ["reproduce", "fakesys", "--scale", "huge"],
+        ["reproduce", "fakesys", "--seeds", "0"],
+        ["reproduce", "fakesys", "--claim", "no-such-claim"],
+    ],
+)
+def test_bad_reproduce_arguments_exit_2(argv, capsys, systems, tmp_path):
+    assert run([*argv, "--out", str(tmp_path)], systems) == 2
+    one_line_error(capsys)
+
+
+def test_argparse_errors_exit_2_and_no_command_prints_help(capsys):
+    assert run(["list", "--nosuchflag"]) == 2
+    assert run([]) == 2
+    assert "usage" in capsys.readouterr().out
+
+
+def test_reproduce_writes_reports_and_exits_0_whatever_the_verdicts(tmp_path, capsys, systems):
+    out, js = tmp_path / "reports", tmp_path / "all.json"
+    assert (
+        run(["reproduce", "fakesys", "--scale", "smoke", "--seeds", "2", "--out", str(out), "--json", str(js)], systems)
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "holds" in printed and "fails" in printed and "not-measured" in printed
+    assert (out / "fakesys" / "claims.json").is_file() and (out / "fakesys" / "claims.md").is_file()
+    assert (out / "fakesys" / "mean-consistent-v1-error.png").is_file()
+    page = (out / "index.html").read_text()
+    assert all(f'id="{s}"' for s in SYSTEMS) and "1/3 hold" in page
+    data = json.loads(js.read_text())
+    assert [d["verdict"] for d in data] == ["holds", "fails", "not-measured"]
+    assert all(d["seeds"] == [0, 1] for d in data)
+
+
+def test_reproduce_one_claim_only(tmp_path, capsys, systems):
+    assert (
+        run(["reproduce", "fakesys", "--scale", "smoke", "--claim", "needs-cluster", "--out", str(tmp_path)], systems)
+        == 0
+    )
+    assert "fakesys: 1 claim(s)" in capsys.readouterr().out
+
+
+def test_reproduce_all_runs_only_implemented_systems(tmp_path, capsys, systems):
+    assert run(["reproduce", "--all", "--scale", "smoke", "--out", str(tmp_path)], systems) == 0
+    ran = {p.parent.name for p in tmp_path.glob("*/claims.json")}
+    assert ran == {s.id for s in systems.values() if s.implemented}
+
+
+def test_a_crashing_claim_makes_reproduce_exit_1(tmp_path, monkeypatch, systems, capsys):
+    import fakesys.claims
+    from icml26.claims import claim
+
+    @claim("fakesys/crash-v1", statement="crashes", paper="none")
+    def crash(scale, seed):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, crash])
+    assert run(["reproduce", "fakesys", "--scale", "smoke", "--out", str(tmp_path)], systems) == 1
+    assert "error" in capsys.readouterr().out
+    assert json.loads((tmp_path / "fakesys" / "claims.json").read_text())["claims"][-1]["verdict"] == "error"
+
+
+def test_reproduce_update_readme_rewrites_the_system_readme(tmp_path, monkeypatch, capsys):
+    copy = tmp_path / "fakecopy"
+    shutil.copytree(ROOT / "tests" / "fakesys", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = SystemSpec("fakecopy", "t", "s", status="implemented", package="fakecopy")
+    assert (
+        run(
+            ["reproduce", "fakecopy", "--scale", "smoke", "--update-readme", "--out", str(tmp_path / "r")],
+            {"fakecopy": spec},
+        )
+        == 0
+    )
+    from icml26.report import readme_verdicts
+
+    assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured"]
+    assert run(["list"], {"fakecopy": spec}) == 0
+    assert "1/3" in capsys.readouterr().out
+
+
+def test_dispatch_to_a_system_cli(capsys, systems):
+    assert run(["fakesys", "mean", "1", "2", "6"], systems) == 0
+    assert capsys.readouterr().out.strip() == "3.0"
+    assert run(["fakesys", "--help"], systems) == 0
+    assert "usage: icml26 fakesys" in capsys.readouterr().out
+    assert run(["fakesys", "nosuchverb"], systems) == 2
+
+
+def test_a_system_value_error_is_one_line_exit_2(capsys, systems):
+    assert run(["fakesys", "mean"], systems) == 2
+    assert "fakesys: sample_mean needs at least one value" in one_line_error(capsys)
+
+
+def test_missing_optional_dependency_gives_an_install_hint(capsys, monkeypatch):
+    spec = SystemSpec("ghost", "t", "s", status="implemented", extra="ghostextra", package="ghostpkg")
+    monkeypatch.setattr(cli._registry, "load_entry", _raise_missing("some_heavy_dependency"))
+    assert run(["ghost", "verb"], {"ghost": spec}) == 2
+    assert "pip install 'icml26[ghostextra]'" in one_line_error(capsys)
+
+
+def _raise_missing(name):
+    def load_entry(entry):
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    return load_entry
+
+
+def _fresh_python(code):
+    env = {**os.environ, "PYTHONPATH": ""}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+
+
+def test_import_icml26_and_list_load_no_system_and_no_torch():
+    code = (
+        "import sys, icml26, icml26.cli as c, io, contextlib\n"
+        "with contextlib.redirect_stdout(io.StringIO()): c.main(['list'])\n"
+        "heavy = [m for m in ('torch', 'scipy', 'matplotlib', 'pandas', 'sklearn') if m in sys.modules]\n"
+        "systems = [m for m in sys.modules if m.count('.') >= 1 and m.split('.')[1] in c._registry.SYSTEMS]\n"
+        "print(heavy, systems)\n"
+    )
+    assert _fresh_python(code).stdout.strip() == "[] []"
+
+
+def test_icml26_list_starts_in_under_a_second():
+    exe = Path(sys.executable).with_name("icml26")
+    command = [str(exe), "list"] if exe.exists() else [sys.executable, "-m", "icml26.cli", "list"]
+    subprocess.run(command, capture_output=True, check=True)  # warm the file cache
+    best = min(_timed(command) for _ in range(3))
+    assert best < 1.0, f"icml26 list took {best:.2f} s"
+
+
+def _timed(command):
+    start = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True)
+    return time.perf_counter() - start

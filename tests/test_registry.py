@@ -1,0 +1,96 @@
+"""The registry: 19 systems matching the paper notes; every implemented system honours its contract."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from icml26 import cli
+from icml26.registry import SYSTEMS, SystemSpec, get, implemented, load_entry
+from icml26.testing import check_system
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERS = ROOT.parent / "shared" / "papers"
+
+
+def test_nineteen_systems_with_valid_fields():
+    assert len(SYSTEMS) == 19
+    for spec in SYSTEMS.values():
+        assert spec.title and spec.summary and spec.status in ("planned", "implemented")
+        assert spec.module == f"icml26.{spec.id}"
+
+
+@pytest.mark.skipif(not (PAPERS / "README.md").is_file(), reason="../shared/papers is not beside this checkout")
+def test_ids_match_the_paper_notes():
+    index = (PAPERS / "README.md").read_text()
+    ids = set(re.findall(r"^\| \[(\w+)\]\(\w+\.md\)", index, flags=re.MULTILINE))
+    assert ids == set(SYSTEMS)
+
+
+def test_spec_validation_and_lookup():
+    with pytest.raises(ValueError, match="lower-case"):
+        SystemSpec("Bad-Id", "t", "s")
+    with pytest.raises(ValueError, match="status"):
+        SystemSpec("ok", "t", "s", status="done")
+    with pytest.raises(KeyError, match="unknown system 'nosuch'"):
+        get("nosuch")
+    with pytest.raises(ValueError, match="module:attr"):
+        load_entry("icml26.registry")
+    assert load_entry("icml26.registry:get") is get
+
+
+def test_implemented_systems_have_a_folder_tests_and_a_benchmark():
+    for spec in implemented():
+        assert spec.folder.is_dir(), spec.id
+        assert list((ROOT / "tests" / spec.id).glob("test_*.py")), f"{spec.id} has no tests/{spec.id}/"
+        assert list((ROOT / "benchmarks").glob(f"{spec.id}_*.py")), f"{spec.id} has no benchmark"
+
+
+def test_planned_systems_have_no_half_built_folder():
+    for spec in SYSTEMS.values():
+        if not spec.implemented:
+            assert not spec.folder.exists(), f"{spec.id} has a folder but is still 'planned'"
+
+
+@pytest.mark.parametrize("system_id", [s.id for s in implemented()])
+def test_implemented_system_honours_the_contract(system_id):
+    problems = check_system(SYSTEMS[system_id])
+    assert not problems, "\n".join(problems)
+
+
+def test_the_contract_checker_passes_the_fake_system(fake_spec):
+    assert check_system(fake_spec) == []
+
+
+def test_the_contract_checker_catches_a_broken_system(tmp_path, monkeypatch):
+    pkg = tmp_path / "brokensys"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""A different paper altogether."""\n')
+    (pkg / "claims.py").write_text(
+        "from icml26.claims import claim, ClaimResult\n"
+        "@claim('other/x-v1', statement='s')\n"
+        "def x(scale, seed):\n    return ClaimResult('holds')\n"
+        "@claim('brokensys/forgotten-v1', statement='s', paper='p')\n"
+        "def forgotten(scale, seed):\n    return ClaimResult('holds')\n"
+        "CLAIMS = [x]\n"
+    )
+    (pkg / "cli.py").write_text("def main(argv):\n    return 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = SystemSpec("brokensys", "The Right Title", "s", status="implemented", package="brokensys")
+    problems = "\n".join(check_system(spec))
+    for expected in [
+        "must name the paper",
+        "__all__",
+        "missing",
+        "must start with 'brokensys/'",
+        "say where in the paper",
+        "not listed in CLAIMS",
+        "exited 3",
+    ]:
+        assert expected in problems
+
+
+def test_readme_system_table_is_current():
+    readme = (ROOT / "README.md").read_text()
+    table = cli.list_markdown(SYSTEMS)
+    assert table in readme, "README system table is stale: paste the output of 'icml26 list --markdown'"

@@ -1,0 +1,90 @@
+"""Reports: Markdown table, README block round trip, JSON, and the offline HTML index."""
+
+import re
+import shutil
+
+import pytest
+
+from icml26.claims import Scale, run_claims
+from icml26.registry import SYSTEMS
+from icml26.report import (
+    README_BEGIN,
+    format_number,
+    format_values,
+    load_system_report,
+    markdown_table,
+    readme_verdicts,
+    update_readme,
+    write_index,
+    write_system_report,
+)
+
+
+@pytest.fixture(scope="module")
+def summaries():
+    from fakesys.claims import CLAIMS
+
+    return run_claims(CLAIMS, Scale.SMOKE, seeds=2)
+
+
+def test_number_formatting():
+    assert format_number(0.123456) == "0.123"
+    assert format_number(123456.0) == "1.23e+05"
+    assert format_number(0.0) == "0"
+    assert format_number(float("nan")) == "nan"
+    assert format_values({"a": 1.0, "b": 2.0}, {"a": 0.5, "b": 0.0}) == "a: 1 ± 0.5; b: 2"
+    assert format_values({}) == "–"
+
+
+def test_markdown_table_has_one_row_per_claim_and_reasons(summaries):
+    table = markdown_table(summaries)
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) == 3
+    assert "**holds**" in rows[0] and "**fails**" in rows[1] and "**not-measured**" in rows[2]
+    assert "- `fakesys/needs-cluster-v1` (not-measured): needs a cluster" in table
+    assert "Scale `smoke`" in table
+
+
+def test_readme_block_round_trip(tmp_path, summaries):
+    readme = tmp_path / "README.md"
+    shutil.copy("tests/fakesys/README.md", readme)
+    update_readme(readme, summaries)
+    assert readme_verdicts(readme) == ["holds", "fails", "not-measured"]
+    update_readme(readme, summaries[:1])  # a second update replaces, never appends
+    assert readme_verdicts(readme) == ["holds"]
+    assert readme.read_text().count(README_BEGIN) == 1
+    assert readme.read_text().endswith("There is no paper.\n")
+
+
+def test_readme_without_markers_is_refused_with_the_lines_to_add(tmp_path, summaries):
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n")
+    with pytest.raises(ValueError, match="no claims block"):
+        update_readme(readme, summaries)
+    assert readme_verdicts(readme) is None and readme_verdicts(tmp_path / "missing.md") is None
+
+
+def test_json_report_round_trip(tmp_path, summaries, fake_spec):
+    folder = write_system_report(fake_spec, summaries, tmp_path)
+    assert (folder / "claims.md").read_text().startswith("# fakesys: On the Sample Mean")
+    loaded = load_system_report(tmp_path, "fakesys")
+    assert [s.to_dict() for s in loaded] == [s.to_dict() for s in summaries]
+    assert load_system_report(tmp_path, "nosuch") is None
+
+
+def test_index_lists_every_system_renders_offline_and_escapes(tmp_path, summaries, fake_spec):
+    import dataclasses
+
+    summaries = [dataclasses.replace(summaries[0], statement="x < y & <script>"), *summaries[1:]]
+    write_system_report(fake_spec, summaries, tmp_path)
+    specs = [*SYSTEMS.values(), fake_spec]
+    page = write_index(tmp_path, specs).read_text()
+    for spec in SYSTEMS.values():
+        assert f'id="{spec.id}"' in page
+    assert page.count("Planned: not implemented yet.") == sum(not s.implemented for s in SYSTEMS.values())
+    assert "1/3 hold" in page
+    assert '<span class="fails">fails</span>' in page
+    # offline: no external scripts, stylesheets, fonts or images
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "<script" not in page and "<link" not in page
+    assert "x &lt; y &amp; &lt;script&gt;" in page  # text is escaped, never raw HTML
