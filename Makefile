@@ -31,6 +31,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
+	$(PIP) -q -e '.[all,bench]'
 	@set -e; for f in $(wildcard benchmarks/*.py); do echo "== $$f"; $(BIN)/python $$f; done
 
 lint: $(STAMP)

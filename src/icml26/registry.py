@@ -218,6 +218,7 @@ _SYSTEMS = [
         "noisypower",
         "Improved Analysis of the Accelerated Noisy Power Method with Applications to Decentralized PCA",
         "accelerated noisy power method under inexact matvecs; accelerated decentralized PCA (sim + MPI)",
+        status="implemented",
         reference="arXiv:2602.03682",
         extra="mpi",
     ),
