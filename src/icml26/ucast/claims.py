@@ -1,0 +1,307 @@
+"""U-Cast's headline claims, re-run on held-out trajectories of the Kolmogorov-flow simulator.
+
+The three skill claims share one experiment per (scale, seed) (cached), so ``icml26 reproduce ucast``
+trains each seed's two stages once. ``fast-inference`` times U-Cast against an EDM sampler over the same
+U-Net; ``paper-latency`` needs a GPU.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from icml26.claims import ClaimResult, Scale, claim
+from icml26.ucast.config import PAPER_CHANNELS, PAPER_FORCINGS, PAPER_GRID, PAPER_STATIC, get_preset
+from icml26.ucast.experiment import ExperimentResult, run_experiment
+
+#: Leads skipped by the claims ("at all leads beyond the first one or two").
+SKIP_LEADS = 2
+ENSEMBLES = ("ucast", "mc_dropout", "ic_perturbed")
+LABELS = {
+    "ucast": "U-Cast (stage 2, MC dropout)",
+    "mc_dropout": "stage 1 + MC dropout",
+    "ic_perturbed": "stage 1 + IC perturbation",
+    "det": "stage 1 deterministic",
+    "persistence": "persistence",
+    "climatology": "climatology",
+}
+
+
+def _experiment(scale: Scale, seed: int) -> ExperimentResult:
+    return run_experiment("smoke" if scale is Scale.SMOKE else "small", seed)
+
+
+def _why(scale: Scale, text: str) -> str:
+    """A failure reason; at smoke scale (a few dozen training steps) the effects are not expected to show."""
+    return text + (
+        " (smoke scale: 30 stage-1 and 10 stage-2 steps; see the small-scale table)" if scale is Scale.SMOKE else ""
+    )
+
+
+def _lead_plot(res: ExperimentResult, metric: str, models, ylabel: str, ref: float | None = None):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for name in models:
+        ax.plot(res.leads, res.scores[name][metric], marker="o", ms=3, label=LABELS[name])
+    if ref is not None:
+        ax.axhline(ref, color="k", lw=0.8, ls="--")
+    ax.set_xlabel("lead time (simulator units)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _late(res: ExperimentResult, name: str, metric: str) -> np.ndarray:
+    return res.scores[name][metric][SKIP_LEADS:]
+
+
+@claim(
+    "ucast/crps-finetune-improves-v1",
+    statement="fair-CRPS fine-tuning (stage 2) gives lower CRPS than the stage-1 deterministic model and than "
+    "MC dropout on the stage-1 model, at every lead beyond the first two (mean gain >= 1%)",
+    paper="Abstract and Sec. 3 (MAE pre-training then short CRPS fine-tuning); ablation of the stages",
+)
+def crps_finetune_improves(scale: Scale, seed: int) -> ClaimResult:
+    res = _experiment(scale, seed)
+    ours = _late(res, "ucast", "crps")
+    det, mcd = _late(res, "det", "crps"), _late(res, "mc_dropout", "crps")
+    gain_det = 1 - ours.mean() / det.mean()
+    gain_mcd = 1 - ours.mean() / mcd.mean()
+    every_lead = bool(np.all(ours < det) and np.all(ours < mcd))
+    holds = every_lead and gain_det >= 0.01 and gain_mcd >= 0.01
+    fig = _lead_plot(
+        res,
+        "crps",
+        ["ucast", "mc_dropout", "ic_perturbed", "det", "persistence", "climatology"],
+        "area-weighted CRPS (normalised)",
+    )
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={"CRPS stage 2 (late leads)": ours.mean(), "gain vs det": gain_det, "gain vs MC dropout": gain_mcd},
+        paper={"CRPS": "stage 2 best at all leads (matches/exceeds GenCast, IFS ENS)"},
+        baselines={
+            "CRPS det (=MAE)": det.mean(),
+            "CRPS MC dropout": mcd.mean(),
+            "CRPS IC-perturbed": _late(res, "ic_perturbed", "crps").mean(),
+            "CRPS persistence": _late(res, "persistence", "crps").mean(),
+            "CRPS climatology": _late(res, "climatology", "crps").mean(),
+        },
+        reason=""
+        if holds
+        else f"stage-2 CRPS gain {gain_det:.1%} vs det, {gain_mcd:.1%} vs MC dropout; "
+        f"lower at every late lead: {every_lead}",
+        figures={"crps_vs_lead": fig},
+    )
+
+
+@claim(
+    "ucast/calibrated-spread-v1",
+    statement="MC dropout without fine-tuning is under-dispersed (SSR < 0.9); CRPS fine-tuning moves the "
+    "spread-skill ratio toward 1, closing at least a quarter of the gap",
+    paper="Sec. 5 (spread/skill, GenCast-style SSR with the sqrt((M+1)/M) factor)",
+)
+def calibrated_spread(scale: Scale, seed: int) -> ClaimResult:
+    import matplotlib.pyplot as plt
+
+    res = _experiment(scale, seed)
+    ssr_ours, ssr_mcd = _late(res, "ucast", "ssr").mean(), _late(res, "mc_dropout", "ssr").mean()
+    gap_ours, gap_mcd = abs(ssr_ours - 1), abs(ssr_mcd - 1)
+    holds = ssr_mcd < 0.9 and gap_ours <= 0.75 * gap_mcd
+    fig = _lead_plot(res, "ssr", list(ENSEMBLES), "spread-skill ratio", ref=1.0)
+    fig_rank, axes = plt.subplots(1, len(ENSEMBLES), figsize=(10, 2.8), sharey=True)
+    for ax, name in zip(axes, ENSEMBLES):
+        counts = res.rank_hist[name]
+        ax.bar(np.arange(len(counts)), counts / counts.sum())
+        ax.axhline(1 / len(counts), color="k", lw=0.8, ls="--")
+        ax.set_title(LABELS[name], fontsize=8)
+        ax.set_xlabel("rank of truth (last lead)")
+    fig_rank.tight_layout()
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={"SSR stage 2": ssr_ours},
+        paper={"SSR": "close to 1 (calibrated)"},
+        baselines={"SSR MC dropout": ssr_mcd, "SSR IC-perturbed": _late(res, "ic_perturbed", "ssr").mean()},
+        reason="" if holds else _why(scale, f"SSR stage 2 {ssr_ours:.2f} vs MC dropout {ssr_mcd:.2f}"),
+        figures={"ssr_vs_lead": fig, "rank_histogram": fig_rank},
+    )
+
+
+@claim(
+    "ucast/mean-skill-kept-v1",
+    statement="the stage-2 ensemble-mean RMSE (WB2 convention: mean MSE over inits, then sqrt) is at most 5% "
+    "above the stage-1 deterministic RMSE, averaged over leads beyond the first two",
+    paper="Sec. 5 (ensemble-mean RMSE vs deterministic pre-training)",
+)
+def mean_skill_kept(scale: Scale, seed: int) -> ClaimResult:
+    import matplotlib.pyplot as plt
+
+    res = _experiment(scale, seed)
+    ours, det = _late(res, "ucast", "rmse").mean(), _late(res, "det", "rmse").mean()
+    ratio = ours / det
+    holds = ratio <= 1.05
+    fig = _lead_plot(
+        res,
+        "rmse",
+        ["ucast", "mc_dropout", "det", "persistence", "climatology"],
+        "ensemble-mean RMSE (normalised, WB2)",
+    )
+    fig_map, axes = plt.subplots(1, 5, figsize=(13, 2.8))
+    s = res.sample
+    panels = [("truth", s["truth"]), ("stage 1 deterministic", s["det"])]
+    panels += [(f"U-Cast member {i}", s["members"][i]) for i in range(3)]
+    vmax = float(np.abs(s["truth"]).max())
+    for ax, (title, field) in zip(axes, panels):
+        ax.pcolormesh(s["lon"], s["lat"], field, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+        ax.set_title(f"{title}\n(vorticity, lead {res.leads[-1]:g})", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig_map.tight_layout()
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={
+            "RMSE stage 2 ens. mean": ours,
+            "RMSE ratio stage2/det": ratio,
+            "RMSE stage 2 (per-init convention)": _late(res, "ucast", "rmse_per_init").mean(),
+        },
+        paper={"RMSE": "ensemble mean at least as skilful as deterministic"},
+        baselines={"RMSE det": det, "RMSE MC dropout": _late(res, "mc_dropout", "rmse").mean()},
+        reason="" if holds else _why(scale, f"RMSE ratio {ratio:.3f} > 1.05"),
+        figures={"rmse_vs_lead": fig, "sample_forecast": fig_map},
+    )
+
+
+def _time_rollouts(
+    model_cfg,
+    n_channels: int,
+    n_static: int,
+    grid,
+    members: int,
+    steps: int,
+    n_steps: int,
+    device: torch.device,
+    repeat: int = 2,
+) -> tuple[float, float, int, int]:
+    """(U-Cast seconds, EDM seconds, U-Cast network calls, EDM network calls) for one ensemble forecast."""
+    from icml26.ucast.diffusion import EDMForecaster
+    from icml26.ucast.forecast import rollout
+    from icml26.ucast.model import UCast
+
+    h, w = grid
+    rng = np.random.default_rng(0)
+    lat = np.linspace(-90, 90, h)
+    lon = np.arange(w) * 360.0 / w
+    ones = np.ones(n_channels, np.float32)
+    ucast = UCast(model_cfg, n_channels, 0 * ones, ones, ones, rng.standard_normal((n_static, h, w)), lat, lon)
+    edm = EDMForecaster(model_cfg, n_channels, 2 * n_channels + n_static).eval()
+    ucast, edm = ucast.to(device), edm.to(device)
+    z = torch.randn(2, 1, n_channels, h, w, device=device)
+    calls = {"ucast": 0, "edm": 0}
+    hooks = [
+        ucast.net.register_forward_hook(lambda *a: calls.__setitem__("ucast", calls["ucast"] + 1)),
+        edm.net.register_forward_hook(lambda *a: calls.__setitem__("edm", calls["edm"] + 1)),
+    ]
+
+    def timed(fn) -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    t_ucast = timed(lambda: rollout(ucast, z[0], z[1], members, steps))
+    t_edm = timed(lambda: edm.rollout(z[0], z[1], ucast.static, members, steps, n_steps))
+    for hk in hooks:
+        hk.remove()
+    return t_ucast, t_edm, calls["ucast"] // repeat, calls["edm"] // repeat
+
+
+@claim(
+    "ucast/fast-inference-v1",
+    statement="one network evaluation per member-step; an ensemble forecast is at least 10x faster than an "
+    "EDM diffusion sampler (20 Heun steps) over the same U-Net",
+    paper="Abstract (>10x lower inference latency than diffusion-based models)",
+)
+def fast_inference(scale: Scale, seed: int) -> ClaimResult:
+    torch.manual_seed(seed)
+    preset = get_preset("smoke" if scale is Scale.SMOKE else "small")
+    members, steps, n_steps = (4, 2, 20) if scale is Scale.SMOKE else (10, 10, 20)
+    grid = (preset.data.n_grid, preset.data.n_grid)
+    t_u, t_e, c_u, c_e = _time_rollouts(preset.model, 2, 1, grid, members, steps, n_steps, torch.device("cpu"))
+    # members are batched: one call per step evaluates every member, i.e. one evaluation per member-step
+    per_member_step = c_u / steps
+    speedup = t_e / t_u
+    holds = per_member_step == 1 and speedup >= 10
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={
+            "speed-up vs EDM": speedup,
+            "U-Cast s per forecast": t_u,
+            "network calls per step (all members batched)": per_member_step,
+        },
+        paper={"speed-up vs diffusion": "> 10x"},
+        baselines={"EDM s per forecast": t_e, "EDM network calls per step": c_e / steps},
+        reason="" if holds else f"speed-up {speedup:.1f}x, {per_member_step} calls per step",
+    )
+
+
+@claim(
+    "ucast/paper-latency-v1",
+    statement="a 10-member, 30-step (15-day) ensemble at 240 x 121 with the paper's U-Net widths takes about "
+    "3 s on one H200 (random weights; latency only)",
+    paper="Abstract v2 (15-day ensemble in 3 s; v1: 60-step ensemble in 11 s)",
+)
+def paper_latency(scale: Scale, seed: int) -> ClaimResult:
+    if scale is not Scale.PAPER or not torch.cuda.is_available():
+        return ClaimResult(
+            "not-measured",
+            paper={"seconds (H200)": 3.0},
+            reason="GPU only: needs CUDA and --scale paper (300 evaluations of the paper-width U-Net on the "
+            "240 x 121 grid are far beyond a 2-core CPU); no GPU was available in this run",
+        )
+    torch.manual_seed(seed)
+    device = torch.device("cuda")
+    preset = get_preset("paper")
+    from icml26.ucast.forecast import rollout
+    from icml26.ucast.model import UCast
+
+    h, w = PAPER_GRID
+    ones = np.ones(PAPER_CHANNELS, np.float32)
+    model = UCast(
+        preset.model,
+        PAPER_CHANNELS,
+        0 * ones,
+        ones,
+        ones,
+        np.zeros((PAPER_STATIC, h, w)),
+        np.linspace(-90, 90, h),
+        np.arange(w) * 1.5,
+        PAPER_FORCINGS,
+    ).to(device)
+    z = torch.randn(1, PAPER_CHANNELS, h, w, device=device)
+    f = torch.zeros(30, 1, PAPER_FORCINGS, device=device)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        rollout(model, z, z, 10, 2, forcings=f[:2])  # warm-up
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        rollout(model, z, z, 10, 30, forcings=f)
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - t0
+    holds = seconds <= 2 * 3.0
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={"seconds": seconds},
+        paper={"seconds (H200)": 3.0},
+        reason=f"{torch.cuda.get_device_name()}; bf16 autocast" + ("" if holds else "; more than 2x the paper's 3 s"),
+    )
+
+
+CLAIMS = [crps_finetune_improves, calibrated_spread, mean_skill_kept, fast_inference, paper_latency]

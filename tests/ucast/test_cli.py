@@ -1,0 +1,74 @@
+"""The CLI verbs end to end on a tiny simulated data set, and their input errors."""
+
+import pytest
+import xarray as xr
+
+from icml26.ucast.cli import main
+
+
+def test_simulate_train_forecast_evaluate(tmp_path, capsys):
+    data, det, prob = tmp_path / "traj.nc", tmp_path / "det.pt", tmp_path / "prob.pt"
+    fc, scores = tmp_path / "fc.nc", tmp_path / "scores.json"
+    assert main(["simulate", "--out", str(data), "--preset", "smoke", "--trajectories", "2", "--frames", "8"]) == 0
+    base = ["train", "--data", str(data), "--preset", "smoke", "--steps", "2", "--device", "cpu"]
+    assert main([*base, "--stage", "det", "--checkpoint", str(det)]) == 0
+    assert main([*base, "--stage", "prob", "--init", str(det), "--checkpoint", str(prob)]) == 0
+    assert (
+        main(
+            [
+                "forecast",
+                "--checkpoint",
+                str(prob),
+                "--init",
+                str(data),
+                "--time",
+                "3",
+                "--members",
+                "3",
+                "--steps",
+                "4",
+                "--out",
+                str(fc),
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
+    with xr.open_dataset(fc) as ds:
+        assert dict(ds["vorticity"].sizes) == {"member": 3, "lead_time": 4, "lat": 16, "lon": 16}
+    assert main(["evaluate", str(fc), "--truth", str(data)]) == 0
+    assert "crps" in capsys.readouterr().out
+    assert main(["evaluate", str(fc), "--truth", str(data), "--json", str(scores)]) == 0
+    assert scores.is_file()
+    with pytest.raises(ValueError, match="--init"):
+        main([*base, "--stage", "prob", "--checkpoint", str(prob)])
+    late = tmp_path / "late.nc"  # forecast from the last frame: the truth has no valid time for it
+    main(
+        [
+            "forecast",
+            "--checkpoint",
+            str(prob),
+            "--init",
+            str(data),
+            "--members",
+            "2",
+            "--steps",
+            "2",
+            "--out",
+            str(late),
+            "--device",
+            "cpu",
+        ]
+    )
+    with pytest.raises(ValueError, match="valid times"):
+        main(["evaluate", str(late), "--truth", str(data)])
+
+
+def test_cli_file_errors(tmp_path):
+    with pytest.raises(OSError):
+        main(["forecast", "--checkpoint", str(tmp_path / "none.pt"), "--init", "x.nc", "--out", "y.nc"])
+    with pytest.raises(OSError):
+        main(["evaluate", str(tmp_path / "none.nc"), "--truth", "t.nc"])
+    with pytest.raises(SystemExit):
+        main(["train", "--stage", "sideways", "--data", "x", "--checkpoint", "y"])
