@@ -1,0 +1,265 @@
+"""The planning pipeline (assign -> corridors -> repair -> SAT schedule), plan files and a replay verifier.
+
+:func:`plan_assembly` is the one call a user needs; :func:`verify_plan` replays a plan with its own
+geometry code (no planner code) and lists every violation: a corridor that is not empty when its move
+runs, simultaneous moves that pass too close, two molecules on one site, a site off the lattice, an
+unfilled target.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from icml26.nanoassembly.planner import METRICS, assign, move_path, path_length, repair
+from icml26.nanoassembly.schedule import sat_schedule
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Plan:
+    """A collision-free assembly plan.
+
+    Attributes
+    ----------
+    shape : (width, height)
+        Surface lattice size in sites.
+    starts : int array of shape (M, 2); targets : int array of shape (N, 2)
+    target_of : int array of shape (M,)
+        Target index of each molecule after repair, -1 for surplus molecules.
+    moves : list of dict
+        In execution order: ``molecule``, ``path`` (list of [x, y] waypoints), ``step`` (layer index).
+        One tip runs them in list order; moves of one layer may also run in parallel.
+    stats : dict
+        ``optimal_distance`` (assignment optimum), ``total_distance`` (after repair), ``n_swaps``,
+        ``n_parkings``, ``layers``, ``clauses`` and the time of each stage in seconds.
+    """
+
+    shape: tuple[int, int]
+    starts: np.ndarray
+    targets: np.ndarray
+    target_of: np.ndarray
+    moves: list[dict]
+    metric: str = "euclidean"
+    half_width: float = 0.5
+    stats: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "format": "icml26.nanoassembly.plan/1",
+            "shape": list(self.shape),
+            "metric": self.metric,
+            "half_width": self.half_width,
+            "starts": self.starts.tolist(),
+            "targets": self.targets.tolist(),
+            "target_of": self.target_of.tolist(),
+            "moves": self.moves,
+            "stats": self.stats,
+        }
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json()))
+
+    @classmethod
+    def from_json(cls, data: dict) -> Plan:
+        """Build a plan from :meth:`to_json` output; raises ValueError naming what is malformed."""
+        if not isinstance(data, dict) or data.get("format") != "icml26.nanoassembly.plan/1":
+            raise ValueError("not a nanoassembly plan file (missing format 'icml26.nanoassembly.plan/1')")
+        try:
+            shape = tuple(int(v) for v in data["shape"])
+            starts = np.asarray(data["starts"], dtype=int).reshape(-1, 2)
+            targets = np.asarray(data["targets"], dtype=int).reshape(-1, 2)
+            target_of = np.asarray(data["target_of"], dtype=int).reshape(-1)
+            moves = [
+                {
+                    "molecule": int(m["molecule"]),
+                    "path": [[int(x), int(y)] for x, y in m["path"]],
+                    "step": int(m["step"]),
+                }
+                for m in data["moves"]
+            ]
+            metric, half_width = str(data["metric"]), float(data["half_width"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"malformed plan file: {type(exc).__name__}: {exc}") from None
+        if len(shape) != 2 or len(target_of) != len(starts):
+            raise ValueError("malformed plan file: shape must have 2 entries and target_of one per molecule")
+        if any(not 0 <= m["molecule"] < len(starts) or len(m["path"]) < 2 for m in moves):
+            raise ValueError("malformed plan file: a move names an unknown molecule or has fewer than 2 waypoints")
+        return cls(shape, starts, targets, target_of, moves, metric, half_width, dict(data.get("stats", {})))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Plan:
+        try:
+            data = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        return cls.from_json(data)
+
+
+def validate_sites(sites, shape: tuple[int, int], name: str) -> np.ndarray:
+    """Check that ``sites`` are integer lattice sites inside the surface; return an int (K, 2) array."""
+    arr = np.asarray(sites, dtype=float)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (n, 2); got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: coordinates must be finite")
+    off = (~np.isclose(arr, np.round(arr))).any(1)
+    if off.any():
+        raise ValueError(f"{name}: site {arr[off][0].tolist()} is off the lattice (coordinates must be integers)")
+    arr = np.round(arr).astype(int)
+    out = (arr < 0).any(1) | (arr[:, 0] >= shape[0]) | (arr[:, 1] >= shape[1])
+    if out.any():
+        raise ValueError(f"{name}: site {arr[out][0].tolist()} is out of bounds for a {shape[0]}x{shape[1]} surface")
+    uniq, counts = np.unique(arr, axis=0, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"{name}: duplicate site {uniq[counts > 1][0].tolist()} (two {name} overlap)")
+    return arr
+
+
+def plan_assembly(
+    starts,
+    targets,
+    shape: tuple[int, int],
+    metric: str = "euclidean",
+    half_width: float = 0.5,
+    n_tips: int | None = None,
+    solver: str = "cadical153",
+) -> Plan:
+    """Plan the assembly of ``targets`` from molecules at ``starts``.
+
+    Parameters
+    ----------
+    starts : array-like of shape (M, 2)
+        Integer molecule sites; M >= N.
+    targets : array-like of shape (N, 2)
+        Integer target sites, all distinct.
+    shape : (width, height)
+        Lattice size.
+    metric : {"euclidean", "manhattan"}
+        Straight drags or x-then-y lattice paths.
+    half_width : float
+        Corridor half-width in lattice constants (footprint radius plus clearance).
+    n_tips : int, optional
+        At most this many moves per layer; None = unbounded (minimum-makespan layers).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}; got {metric!r}")
+    if not half_width > 0:
+        raise ValueError(f"half_width must be positive; got {half_width}")
+    shape = (int(shape[0]), int(shape[1]))
+    starts = validate_sites(starts, shape, "molecules")
+    targets = validate_sites(targets, shape, "targets")
+    if len(targets) > len(starts):
+        raise ValueError(f"more targets ({len(targets)}) than molecules ({len(starts)})")
+    if len(targets) > 1 and half_width > 0.5:
+        d = np.linalg.norm(targets[:, None] - targets[None], axis=-1) + np.eye(len(targets)) * 1e9
+        if d.min() < 2 * half_width - 1e-9:
+            raise ValueError(f"targets closer than the molecule footprint 2*half_width = {2 * half_width}")
+    t0 = time.perf_counter()
+    target_of, optimum = assign(starts, targets, metric)
+    t1 = time.perf_counter()
+    rep = repair(starts, targets, target_of, shape, metric, half_width)
+    t2 = time.perf_counter()
+    paths = [move_path(rep.waypoints[j][leg], rep.waypoints[j][leg + 1], metric) for j, leg in rep.conflicts.moves]
+    steps, info = sat_schedule(rep.conflicts, paths, half_width, n_tips, solver)
+    t3 = time.perf_counter()
+    order = np.lexsort((np.arange(len(steps)), steps))
+    moves = [
+        {"molecule": rep.conflicts.moves[k][0], "path": paths[k].astype(int).tolist(), "step": int(steps[k])}
+        for k in order
+    ]
+    stats = {
+        "optimal_distance": optimum,
+        "total_distance": float(sum(path_length(p) for p in paths)),
+        "n_swaps": rep.n_swaps,
+        "n_parkings": rep.n_parkings,
+        "n_moves": len(moves),
+        "assign_s": t1 - t0,
+        "repair_s": t2 - t1,
+        "sat_s": t3 - t2,
+        **info,
+    }
+    logger.info("planned %d molecules: %d moves, %d layers, %.3f s", len(targets), len(moves), stats["layers"], t3 - t0)
+    return Plan(shape, starts, targets, rep.target_of, moves, metric, half_width, stats)
+
+
+# ------------------------------------------------------------------------------------------ verification
+def _dist_to_polyline(points: np.ndarray, poly: np.ndarray) -> np.ndarray:
+    """Distance of points (P, 2) to a polyline (K, 2); written apart from the planner on purpose."""
+    best = np.full(len(points), np.inf)
+    for a, b in itertools.pairwise(poly):
+        v, w = points - a, b - a
+        L2 = float(w @ w)
+        s = np.clip((v @ w) / L2, 0, 1) if L2 > 0 else np.zeros(len(points))
+        best = np.minimum(best, np.hypot(*(v - s[:, None] * w).T))
+    return best
+
+
+def verify_plan(plan: Plan) -> list[str]:
+    """Replay ``plan`` layer by layer; return every violation found (empty list = valid).
+
+    A move is valid when, with every other molecule at its position before *and* after the layer, no
+    other molecule lies within ``half_width`` of the move's path, and no other move of the same layer
+    comes within ``2 * half_width`` of it.
+    """
+    h, (W, H) = plan.half_width, plan.shape
+    pos = plan.starts.astype(float).copy()
+    problems = []
+    steps = [m["step"] for m in plan.moves]
+    if steps != sorted(steps):
+        problems.append("moves are not listed in layer order")
+    for step in sorted(set(steps)):
+        layer = [(k, m) for k, m in enumerate(plan.moves) if m["step"] == step]
+        post = pos.copy()
+        for k, m in layer:
+            path = np.asarray(m["path"], dtype=float)
+            if ((path < 0) | (path >= [W, H])).any():
+                problems.append(f"move {k}: path leaves the {W}x{H} surface")
+            if not np.array_equal(pos[m["molecule"]], path[0]):
+                problems.append(
+                    f"move {k}: molecule {m['molecule']} is at {pos[m['molecule']].tolist()}, not at {path[0].tolist()}"
+                )
+            post[m["molecule"]] = path[-1]
+        for k, m in layer:
+            path, i = np.asarray(m["path"], dtype=float), m["molecule"]
+            for when, state in (("before", pos), ("after", post)):
+                d = _dist_to_polyline(state, path)
+                d[i] = np.inf
+                hit = np.flatnonzero(d < h - 1e-9)
+                if len(hit):
+                    problems.append(f"move {k} of molecule {i}: corridor holds molecule {hit[0]} {when} layer {step}")
+        for a in range(len(layer)):
+            pa = np.asarray(layer[a][1]["path"], dtype=float)
+            for b in range(a + 1, len(layer)):
+                pb = np.asarray(layer[b][1]["path"], dtype=float)
+                # polylines come closer than 2h only if some vertex-to-path distance or a crossing says so
+                close = min(_dist_to_polyline(pa, pb).min(), _dist_to_polyline(pb, pa).min()) < 2 * h - 1e-9
+                if close or _polylines_cross(pa, pb):
+                    problems.append(f"moves {layer[a][0]} and {layer[b][0]} run in one layer but pass too close")
+        pos = post
+        uniq, counts = np.unique(pos, axis=0, return_counts=True)
+        if (counts > 1).any():
+            problems.append(f"after layer {step}: two molecules on site {uniq[counts > 1][0].tolist()}")
+    filled = {tuple(p) for p in pos.astype(int).tolist()}
+    missing = [t for t in plan.targets.tolist() if tuple(t) not in filled]
+    if missing:
+        problems.append(f"{len(missing)} target(s) left empty, e.g. {missing[0]}")
+    return problems
+
+
+def _polylines_cross(p: np.ndarray, q: np.ndarray) -> bool:
+    def orient(o, a, b):
+        return np.sign((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+
+    for a, b in itertools.pairwise(p):
+        for c, d in itertools.pairwise(q):
+            if orient(a, b, c) * orient(a, b, d) < 0 and orient(c, d, a) * orient(c, d, b) < 0:
+                return True
+    return False

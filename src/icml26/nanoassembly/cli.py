@@ -1,0 +1,144 @@
+"""``icml26 nanoassembly plan|verify|train-agent|assemble``: thin verbs over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _plan(args) -> int:
+    import numpy as np
+
+    from icml26.nanoassembly.assembly import plan_assembly
+    from icml26.nanoassembly.data import load_sites_csv, make_instance, random_molecules, structure
+
+    targets = structure(args.target, np.random.default_rng(args.seed))
+    if args.molecules.lower().endswith(".csv"):
+        starts = load_sites_csv(args.molecules)
+        if args.size is None:
+            raise ValueError("--size WxH is required when molecules come from a CSV file")
+        shape = args.size
+    else:
+        starts, targets, shape = random_molecules(args.molecules, targets, seed=args.seed)
+        if args.size is not None:
+            starts, targets, shape = make_instance(targets, len(starts), seed=args.seed)
+    plan = plan_assembly(starts, targets, shape, metric=args.metric, half_width=args.half_width, n_tips=args.tips)
+    plan.save(args.out)
+    s = plan.stats
+    print(
+        f"{len(targets)} targets, {len(starts)} molecules on {shape[0]}x{shape[1]}: "
+        f"{s['n_moves']} moves in {s['layers']} layers; "
+        f"distance {s['total_distance']:.1f} (optimum {s['optimal_distance']:.1f}), {s['n_swaps']} swaps, "
+        f"{s['n_parkings']} parkings; SAT {s['sat_s']:.2f} s -> {args.out}"
+    )
+    return 0
+
+
+def _verify(args) -> int:
+    from icml26.nanoassembly.assembly import Plan, verify_plan
+
+    problems = verify_plan(Plan.load(args.plan))
+    for p in problems:
+        print(p)
+    print(
+        "valid: every corridor empty when used, every target filled"
+        if not problems
+        else f"{len(problems)} violation(s)"
+    )
+    return 0 if not problems else 1
+
+
+def _train(args) -> int:
+    from icml26.nanoassembly.agents import QLearningAgent, ScriptedPush, evaluate
+    from icml26.nanoassembly.config import preset
+    from icml26.nanoassembly.env import MoveMoleculeEnv
+
+    if args.algo != "q":
+        raise ValueError(
+            f"--algo {args.algo!r} is not available: this build ships tabular Q-learning ('q'); SB3 is not a dependency"
+        )
+    if args.episodes < 1:
+        raise ValueError("--episodes must be positive")
+    cfg = preset(args.preset, max_goal_distance=10.0)
+    agent = QLearningAgent(cfg, seed=args.seed)
+    agent.train(MoveMoleculeEnv(cfg), args.episodes, seed=args.seed)
+    agent.save(args.out)
+    env = MoveMoleculeEnv(preset(args.preset))
+    rl, sp = evaluate(env, agent, 200, seed=args.seed + 1), evaluate(env, ScriptedPush(cfg), 200, seed=args.seed + 1)
+    print(
+        f"saved {args.out}; success {rl['success_rate']:.2f} (scripted push {sp['success_rate']:.2f}), "
+        f"actions/move {rl['actions_per_success']:.2f} (scripted {sp['actions_per_success']:.2f})"
+    )
+    return 0
+
+
+def _assemble(args) -> int:
+    from icml26.nanoassembly.agents import QLearningAgent, ScriptedPush, execute_plan
+    from icml26.nanoassembly.assembly import Plan
+    from icml26.nanoassembly.config import preset
+    from icml26.nanoassembly.env import AssembleEnv
+
+    plan = Plan.load(args.plan)
+    cfg = preset(args.preset)
+    policy = ScriptedPush(cfg) if args.agent == "scripted" else QLearningAgent.load(args.agent, cfg)
+    env = AssembleEnv(plan, config=cfg, render_mode="rgb_array" if args.render else None)
+    every = max(1, len(plan.moves) // 40) * 4 if args.render else 0
+    info, frames = execute_plan(env, policy, seed=args.seed, frames_every=every)
+    if args.render:
+        from PIL import Image
+
+        images = [Image.fromarray(f) for f in frames]
+        out = Path(args.render)
+        if out.suffix.lower() == ".gif":
+            images[0].save(out, save_all=True, append_images=images[1:], duration=150, loop=0)
+        else:
+            images[-1].save(out)
+    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in info.items()}))
+    return 0
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size must look like 64x64; got {text!r}") from None
+    if w < 1 or h < 1:
+        raise argparse.ArgumentTypeError("size must be positive")
+    return w, h
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="icml26 nanoassembly", description="STM molecular assembly: plan, verify, train, assemble"
+    )
+    sub = parser.add_subparsers(dest="verb", required=True)
+    p = sub.add_parser("plan", help="assign, repair and SAT-schedule an assembly; write plan JSON")
+    p.add_argument("--target", required=True, help="text:WORD, lieb:N, corral:N, block:N, blob:N or a CSV of x,y sites")
+    p.add_argument("--molecules", default="random:", help="random:M (M >= targets) or a CSV of x,y sites")
+    p.add_argument("--size", type=_size, default=None, help="surface WxH (required with a molecules CSV)")
+    p.add_argument("--metric", choices=["euclidean", "manhattan"], default="euclidean")
+    p.add_argument("--half-width", type=float, default=0.5, help="corridor half-width (lattice constants)")
+    p.add_argument("--tips", type=int, default=None, help="at most this many moves per layer")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="plan.json")
+    p.set_defaults(func=_plan)
+    p = sub.add_parser("verify", help="replay a plan and list every violation (exit 1 if any)")
+    p.add_argument("plan")
+    p.set_defaults(func=_verify)
+    p = sub.add_parser("train-agent", help="train the Q-learning STM agent on MoveMolecule-v0")
+    p.add_argument("--algo", default="q", help="'q' (tabular Q-learning)")
+    p.add_argument("--steps", "--episodes", dest="episodes", type=int, default=3000, help="training episodes")
+    p.add_argument("--preset", choices=["calibrated", "tip-changes"], default="tip-changes")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="agent.npz")
+    p.set_defaults(func=_train)
+    p = sub.add_parser("assemble", help="execute a plan in Assemble-v0 with an agent")
+    p.add_argument("--plan", required=True)
+    p.add_argument("--agent", default="scripted", help="a saved agent .npz or 'scripted'")
+    p.add_argument("--preset", choices=["calibrated", "tip-changes"], default="tip-changes")
+    p.add_argument("--render", default=None, help="write frames to a .gif (or the last frame to .png)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_assemble)
+    args = parser.parse_args(argv)
+    return args.func(args)
