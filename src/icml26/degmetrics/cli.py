@@ -1,0 +1,129 @@
+"""``icml26 degmetrics``: score predictions (``score``), simulate a screen (``simulate``), baselines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from icml26.degmetrics.config import SIM_PRESETS
+
+
+def _score(args: argparse.Namespace) -> int:
+    from icml26.degmetrics.data import read_perturbation_h5ad
+    from icml26.degmetrics.evaluate import evaluate
+
+    real = read_perturbation_h5ad(args.real, perturbation_key=args.perturbation_key, control=args.control)
+    pred = read_perturbation_h5ad(args.pred, perturbation_key=args.perturbation_key)
+    result = evaluate(
+        pred,
+        real,
+        perturbation_key=args.perturbation_key,
+        control=args.control,
+        scale=args.scale,
+        pred_scale=args.pred_scale,
+        layer=args.layer,
+        pred_layer=args.pred_layer,
+        deg_mode=args.deg_mode,
+    )
+    if args.out:
+        result.table.to_csv(args.out)
+    print(result.summary.to_string(float_format=lambda v: f"{v:.4f}"))
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from icml26.degmetrics.data import simulate
+
+    changes = {
+        k: v
+        for k, v in {
+            "n_genes": args.genes,
+            "n_control": args.control_cells,
+            "n_perturbations": args.perturbations,
+            "cells_per_perturbation": args.cells,
+            "p_effect": args.p_effect,
+            "fold_change": args.fold_change,
+            "control_bias": args.control_bias,
+            "n_doubles": args.doubles,
+            "gene_source": args.gene_source,
+        }.items()
+        if v is not None
+    }
+    adata = simulate(SIM_PRESETS[args.preset], seed=args.seed, **changes)
+    adata.write_h5ad(args.out)
+    print(f"wrote {adata.n_obs} cells x {adata.n_vars} genes (raw counts, obs['perturbation']) to {args.out}")
+    return 0
+
+
+def _baselines(args: argparse.Namespace) -> int:
+    from icml26.degmetrics.baselines import calibration_baselines
+    from icml26.degmetrics.data import read_perturbation_h5ad
+    from icml26.degmetrics.evaluate import DEGReference, evaluate
+
+    adata = read_perturbation_h5ad(args.real, perturbation_key=args.perturbation_key, control=args.control)
+    key, ctrl = args.perturbation_key, args.control
+    half, preds = calibration_baselines(adata, perturbation_key=key, control=ctrl, scale=args.scale, seed=args.seed)
+    ref = DEGReference.from_anndata(half, perturbation_key=key, control=ctrl, scale=args.scale)
+    import pandas as pd
+
+    rows = {}
+    for name, pred in preds.items():
+        if name == "additive":  # scored on the doubles only, against a reference of doubles
+            continue
+        rows[name] = evaluate(pred, ref, perturbation_key=key, control=ctrl).summary
+    table = pd.DataFrame(rows).T
+    if args.out:
+        table.to_csv(args.out)
+    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="icml26 degmetrics",
+        description="DEG-aware metrics (WMSE, weighted ΔR²) and calibration baselines for perturbation models.",
+    )
+    sub = parser.add_subparsers(dest="verb", required=True)
+
+    p = sub.add_parser("score", help="score predicted against observed expression, one row per perturbation")
+    p.add_argument("--pred", required=True, help="predicted .h5ad (cells or one row per perturbation)")
+    p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
+    p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
+    p.add_argument("--control", required=True, help="label of the control cells")
+    p.add_argument("--scale", required=True, choices=["counts", "log1p"], help="scale of the observed data")
+    p.add_argument("--pred-scale", default="log1p", choices=["counts", "log1p"], help="scale of the prediction")
+    p.add_argument("--layer", default=None, help="layer of the observed data to use instead of X")
+    p.add_argument("--pred-layer", default=None, help="layer of the prediction to use instead of X")
+    p.add_argument("--deg-mode", default="vsrest", choices=["vsrest", "vscontrol"], help="DEG weights (vsrest)")
+    p.add_argument("--out", default=None, help="write the per-perturbation table to this CSV")
+    p.set_defaults(func=_score)
+
+    p = sub.add_parser("simulate", help="simulate a perturb-seq screen (NB counts) into an .h5ad")
+    p.add_argument("--out", required=True, help="output .h5ad")
+    p.add_argument("--preset", default="small", choices=sorted(SIM_PRESETS))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--genes", type=int, default=None)
+    p.add_argument("--control-cells", type=int, default=None)
+    p.add_argument("--perturbations", type=int, default=None)
+    p.add_argument("--cells", type=int, default=None, help="cells per perturbation")
+    p.add_argument("--p-effect", type=float, default=None)
+    p.add_argument("--fold-change", type=float, default=None)
+    p.add_argument("--control-bias", type=float, default=None)
+    p.add_argument("--doubles", type=int, default=None, help="double perturbations A+B")
+    p.add_argument("--gene-source", default=None, choices=["pbmc", "gamma", "auto"])
+    p.set_defaults(func=_simulate)
+
+    p = sub.add_parser("baselines", help="score the calibration baselines of an observed screen")
+    p.add_argument("--real", required=True)
+    p.add_argument("--perturbation-key", required=True)
+    p.add_argument("--control", required=True)
+    p.add_argument("--scale", required=True, choices=["counts", "log1p"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="write the table to this CSV")
+    p.set_defaults(func=_baselines)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return int(args.func(args) or 0)

@@ -1,0 +1,133 @@
+"""Presets of the simulator and of the loss experiment (``smoke`` seconds, ``small`` minutes, ``paper``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Negative-binomial perturb-seq simulator (the paper's simulation, Sec. "In silico simulations").
+
+    Attributes
+    ----------
+    n_genes : int
+        Genes G (sampled with replacement from the fitted per-gene parameters when G exceeds them).
+    n_control : int
+        Control cells N0.
+    n_perturbations : int
+        Single perturbations P.
+    cells_per_perturbation : int
+        Cells per perturbation Nk.
+    p_effect : float
+        Probability that a perturbation changes a given gene.
+    fold_change : float
+        Affected genes have their mean multiplied by ``fold_change`` or ``1 / fold_change`` (random sign).
+    control_bias : float
+        Strength B of the shared control-vs-perturbed shift: perturbed cells get ``mu_ctrl * exp(B * delta)``.
+    generic_sigma : float
+        Standard deviation of the shared log shift ``delta_g`` (drawn once per gene).
+    generic_fraction : float
+        Fraction of genes carrying the shared shift.
+    library_scale : float
+        Multiplier mu_l of every cell's expected library size (the paper samples 0.2-5). The PBMC fit has
+        ~880 UMIs per cell over its 765 genes; 5 brings cells to perturb-seq depth.
+    library_sigma : float
+        Log-normal sigma of per-cell library size (0.1714, the paper's fit).
+    n_doubles : int
+        Double perturbations "A+B" whose log fold changes add up (ground truth for the additive baseline).
+    gene_source : {"pbmc", "gamma", "auto"}
+        Per-gene mean/dispersion: fitted to scanpy's bundled PBMC cells, drawn from a gamma prior, or PBMC
+        when it can be read and gamma otherwise.
+    """
+
+    n_genes: int = 2000
+    n_control: int = 2000
+    n_perturbations: int = 60
+    cells_per_perturbation: int = 100
+    p_effect: float = 0.02
+    fold_change: float = 2.0
+    control_bias: float = 1.0
+    generic_sigma: float = 0.4
+    generic_fraction: float = 0.5
+    library_scale: float = 5.0
+    library_sigma: float = 0.1714
+    n_doubles: int = 0
+    gene_source: str = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("n_genes", "n_control", "n_perturbations", "cells_per_perturbation"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
+        if not 0 <= self.p_effect <= 1:
+            raise ValueError(f"p_effect must be in [0, 1]; got {self.p_effect}")
+        if self.fold_change < 1:
+            raise ValueError(f"fold_change must be >= 1; got {self.fold_change}")
+        if self.control_bias < 0 or self.generic_sigma < 0 or self.library_sigma < 0:
+            raise ValueError("control_bias, generic_sigma and library_sigma must be >= 0")
+        if not 0 <= self.generic_fraction <= 1:
+            raise ValueError(f"generic_fraction must be in [0, 1]; got {self.generic_fraction}")
+        if self.library_scale <= 0:
+            raise ValueError(f"library_scale must be > 0; got {self.library_scale}")
+        if self.n_doubles < 0 or (self.n_doubles and self.n_perturbations < 2):
+            raise ValueError("n_doubles must be >= 0 and needs at least 2 single perturbations")
+        if self.gene_source not in ("pbmc", "gamma", "auto"):
+            raise ValueError(f"gene_source must be 'pbmc', 'gamma' or 'auto'; got {self.gene_source!r}")
+
+    def with_(self, **changes) -> SimConfig:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+#: Simulator presets. ``small`` is the paper-like prototype setting of the notes (G 2000, N0 2000, P 60).
+SIM_PRESETS = {
+    "smoke": SimConfig(n_genes=600, n_control=400, n_perturbations=24, cells_per_perturbation=60),
+    "small": SimConfig(),
+    "paper": SimConfig(n_genes=8192, n_control=8192, n_perturbations=200, cells_per_perturbation=256),
+}
+
+
+@dataclass(frozen=True)
+class LossConfig:
+    """The WMSE-vs-MSE training experiment (reconstruction; the paper trains GEARS).
+
+    Attributes
+    ----------
+    n_train, n_test : int -- perturbations used to train and to test
+    latent_dim : int -- dimension of the perturbation embedding z_k given to the models
+    hidden : int -- MLP hidden width
+    epochs : int -- full-batch Adam steps
+    lr : float -- Adam learning rate
+    weight_decay : float -- L2 penalty (AdamW)
+    weight_scale : float -- WMSE weights are multiplied by this (the authors use 100 * w_k)
+    val_fraction : float -- training perturbations held out to pick the best epoch (early stopping)
+    sim : SimConfig -- the cells the pseudobulks come from
+    """
+
+    n_train: int = 80
+    n_test: int = 30
+    latent_dim: int = 8
+    hidden: int = 64
+    epochs: int = 1500
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    weight_scale: float = 100.0
+    val_fraction: float = 0.2
+    sim: SimConfig = SimConfig(n_genes=1000, n_control=500, cells_per_perturbation=60, p_effect=0.03)
+
+
+LOSS_PRESETS = {
+    "smoke": LossConfig(
+        n_train=50,
+        n_test=20,
+        epochs=400,
+        sim=SimConfig(n_genes=400, n_control=200, cells_per_perturbation=40, p_effect=0.03),
+    ),
+    "small": LossConfig(),
+    "paper": LossConfig(
+        n_train=160,
+        n_test=80,
+        epochs=3000,
+        sim=SimConfig(n_genes=4000, n_control=2000, cells_per_perturbation=128, p_effect=0.03),
+    ),
+}

@@ -1,0 +1,200 @@
+"""WMSE as a training objective (paper, Sec. "WMSE as a loss reduces mode collapse").
+
+The paper retrains GEARS with per-perturbation weights ``100 * w_k`` and the loss ``sum_g w (pred - y)**2``.
+GEARS needs its GO graph and data downloads, so this module uses two small stand-ins that map a
+perturbation embedding ``z_k`` to its expression profile -- a linear model and an MLP -- on a simulated
+screen whose sparse effects are a function of ``z_k`` (ground truth known), trained with MSE or WMSE.
+Mode collapse is measured by :func:`~icml26.degmetrics.metrics.diversity_ratio`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy import stats
+from torch import nn
+
+from icml26.degmetrics.config import LossConfig
+from icml26.degmetrics.data import CONTROL, PERTURBATION_KEY, simulate
+from icml26.degmetrics.evaluate import DEGReference
+from icml26.degmetrics.metrics import diversity_ratio, score_pseudobulk
+
+logger = logging.getLogger(__name__)
+
+
+def wmse_loss(pred: torch.Tensor, target: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+    """Weighted MSE loss, averaged over perturbations.
+
+    ``L = mean_k sum_g w_kg (pred_kg - target_kg)**2``; with ``weights=None`` it is the plain MSE
+    ``mean_{k,g} (pred_kg - target_kg)**2``.
+
+    Parameters
+    ----------
+    pred, target : Tensor of shape (B, G)
+    weights : Tensor of shape (B, G), optional -- DEG weights (any positive scale, e.g. ``100 * w_k``)
+
+    Returns
+    -------
+    Tensor, scalar
+    """
+    if pred.shape != target.shape:
+        raise ValueError(f"pred has shape {tuple(pred.shape)} but target has shape {tuple(target.shape)}")
+    sq = (pred - target) ** 2
+    if weights is None:
+        return sq.mean()
+    if weights.shape != sq.shape:
+        raise ValueError(f"weights must have shape {tuple(sq.shape)}; got {tuple(weights.shape)}")
+    return (weights * sq).sum(dim=1).mean()
+
+
+class LinearResponse(nn.Module):
+    """``pred_k = b + W z_k``: embedding (B, d) -> expression (B, G); ``b`` starts at the training mean."""
+
+    def __init__(self, latent_dim: int, n_genes: int, baseline: torch.Tensor):
+        super().__init__()
+        self.bias = nn.Parameter(baseline.clone())  # (G,)
+        self.linear = nn.Linear(latent_dim, n_genes, bias=False)
+        nn.init.zeros_(self.linear.weight)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return self.bias + self.linear(z)  # (B, G)
+
+
+class MLPResponse(nn.Module):
+    """``pred_k = b + V relu(U z_k + c)``: embedding (B, d) -> hidden (B, H) -> expression (B, G)."""
+
+    def __init__(self, latent_dim: int, n_genes: int, baseline: torch.Tensor, hidden: int = 64):
+        super().__init__()
+        self.bias = nn.Parameter(baseline.clone())  # (G,)
+        self.body = nn.Sequential(nn.Linear(latent_dim, hidden), nn.ReLU(), nn.Linear(hidden, n_genes))
+        nn.init.zeros_(self.body[2].weight)
+        nn.init.zeros_(self.body[2].bias)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return self.bias + self.body(z)  # (B, G)
+
+
+ARCHITECTURES = {"linear": LinearResponse, "mlp": MLPResponse}
+
+
+def fit_response_model(
+    arch: str,
+    z: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray | None,
+    cfg: LossConfig,
+    seed: int = 0,
+) -> nn.Module:
+    """Train one model with AdamW on MSE (``weights=None``) or WMSE (``cfg.weight_scale * w``).
+
+    As in GEARS, a random ``cfg.val_fraction`` of the training perturbations is held out and the weights
+    of the epoch with the lowest validation loss -- the same objective as training -- are kept.
+
+    Parameters
+    ----------
+    arch : {"linear", "mlp"}
+    z : array (P, d) -- perturbation embeddings; y : array (P, G) -- log1p pseudobulks
+    weights : array (P, G) or None -- DEG weights of the training perturbations
+    """
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"arch must be one of {sorted(ARCHITECTURES)}; got {arch!r}")
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(z))
+    n_val = max(1, round(cfg.val_fraction * len(z))) if cfg.val_fraction > 0 else 0
+    val, fit = perm[:n_val], perm[n_val:]
+    zt, yt = torch.as_tensor(z, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+    wt = None if weights is None else torch.as_tensor(cfg.weight_scale * weights, dtype=torch.float32)
+
+    def loss_on(idx: np.ndarray) -> torch.Tensor:
+        return wmse_loss(model(zt[idx]), yt[idx], None if wt is None else wt[idx])
+
+    kwargs = {"hidden": cfg.hidden} if arch == "mlp" else {}
+    model = ARCHITECTURES[arch](z.shape[1], y.shape[1], yt[fit].mean(dim=0), **kwargs)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    best, best_state = float("inf"), None
+    for epoch in range(cfg.epochs):
+        opt.zero_grad()
+        loss = loss_on(fit)
+        loss.backward()
+        opt.step()
+        if n_val and (epoch % 10 == 9 or epoch == cfg.epochs - 1):
+            with torch.no_grad():
+                current = float(loss_on(val))
+            if current < best:
+                best, best_state = current, {k: v.clone() for k, v in model.state_dict().items()}
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    return model.eval()
+
+
+@dataclass
+class LatentScreen:
+    """A simulated screen whose effects come from perturbation embeddings, split into train and test."""
+
+    z_train: np.ndarray  # (P_train, d)
+    z_test: np.ndarray  # (P_test, d)
+    y_train: np.ndarray  # (P_train, G) log1p pseudobulks
+    w_train: np.ndarray  # (P_train, G) DEG weights (vs rest among training perturbations)
+    test: DEGReference  # observed test perturbations, weights vs rest among test perturbations
+
+
+def latent_screen(cfg: LossConfig, seed: int = 0) -> LatentScreen:
+    """Simulate a screen with ``z_k ~ N(0, I_d)`` and sparse effects ``±log(fc)`` where ``|u_g · z_k| > tau``.
+
+    ``u_g ~ N(0, I_d / d)`` are hidden gene loadings; ``tau`` makes a fraction ``p_effect`` of (k, g) pairs
+    affected, so which genes respond -- and in which direction -- is a learnable function of ``z_k``.
+    """
+    rng = np.random.default_rng(seed)
+    sim = cfg.sim.with_(n_perturbations=cfg.n_train + cfg.n_test)
+    z = rng.normal(size=(sim.n_perturbations, cfg.latent_dim))  # (P, d)
+    u = rng.normal(size=(sim.n_genes, cfg.latent_dim)) / np.sqrt(cfg.latent_dim)  # (G, d)
+    s = z @ u.T  # (P, G), approximately N(0, 1)
+    tau = stats.norm.isf(sim.p_effect / 2)
+    lfc = np.sign(s) * (np.abs(s) > tau) * np.log(sim.fold_change)  # (P, G)
+    adata = simulate(sim, seed=seed, latent_effects=lfc)
+    names = list(adata.uns["truth"]["perturbations"])
+    train, test = set(names[: cfg.n_train]), set(names[cfg.n_train :])
+    labels = adata.obs[PERTURBATION_KEY].astype(str).to_numpy()
+
+    def reference(keep: set[str]) -> DEGReference:
+        sub = adata[np.isin(labels, [*keep, CONTROL])]
+        return DEGReference.from_anndata(sub, perturbation_key=PERTURBATION_KEY, control=CONTROL, scale="counts")
+
+    ref_train, ref_test = reference(train), reference(test)
+    order = {n: i for i, n in enumerate(names)}
+    z_train = z[[order[p] for p in ref_train.perturbations]]
+    z_test = z[[order[p] for p in ref_test.perturbations]]
+    return LatentScreen(z_train, z_test, ref_train.real, ref_train.weights, ref_test)
+
+
+def compare_losses(cfg: LossConfig, seed: int = 0, archs=("linear", "mlp")) -> dict[str, dict[str, float]]:
+    """Train every architecture with MSE and with WMSE on one latent screen; score on held-out perturbations.
+
+    Returns
+    -------
+    dict keyed ``"<arch>/<loss>"`` (and ``"mean_baseline"``) of dicts with the test-set means of
+    ``mse, wmse, r2w_delta, pearson_delta_all`` and the weighted ``diversity`` ratio.
+    """
+    screen = latent_screen(cfg, seed)
+    ref = screen.test
+    results = {}
+
+    def score(pred: np.ndarray) -> dict[str, float]:
+        s = score_pseudobulk(pred, ref.real, ref.weights, ref.mu_ctrl, ref.mu_all)
+        out = {k: float(np.nanmean(s[k])) for k in ("mse", "wmse", "r2w_delta", "pearson_delta_all")}
+        out["diversity"] = diversity_ratio(pred, ref.real, ref.weights) if np.ptp(pred, axis=0).any() else 0.0
+        return out
+
+    results["mean_baseline"] = score(np.tile(screen.y_train.mean(axis=0), (len(ref.perturbations), 1)))
+    for arch in archs:
+        for loss, w in (("mse", None), ("wmse", screen.w_train)):
+            model = fit_response_model(arch, screen.z_train, screen.y_train, w, cfg, seed)
+            with torch.no_grad():
+                pred = model(torch.as_tensor(screen.z_test, dtype=torch.float32)).double().numpy()
+            results[f"{arch}/{loss}"] = score(pred)
+            logger.info("%s/%s: %s", arch, loss, results[f"{arch}/{loss}"])
+    return results
