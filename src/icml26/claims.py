@@ -18,6 +18,7 @@ A system's ``claims.py`` ends with ``CLAIMS = [accelerated_rate, ...]``.
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import math
 import platform
@@ -41,24 +42,25 @@ SUMMARY_VERDICTS: tuple[str, ...] = (*VERDICTS, "error")
 CLAIM_ID = re.compile(r"^(?P<system>[a-z][a-z0-9]*)/(?P<name>[a-z0-9][a-z0-9-]*)-v(?P<version>\d+)$")
 
 # Libraries whose versions are recorded when a claim has imported them.
-_VERSIONED_LIBRARIES = (
-    "numpy",
-    "scipy",
-    "torch",
-    "sklearn",
-    "pandas",
-    "anndata",
-    "gymnasium",
-    "networkx",
-    "mpi4py",
-    "sympy",
-    "xarray",
-    "pyscf",
-    "pysat",
-    "torchdiffeq",
-    "statsmodels",
-    "transformers",
-)
+_VERSIONED_LIBRARIES = {  # imported module -> distribution name
+    "numpy": "numpy",
+    "scipy": "scipy",
+    "torch": "torch",
+    "sklearn": "scikit-learn",
+    "pandas": "pandas",
+    "anndata": "anndata",
+    "scanpy": "scanpy",
+    "gymnasium": "gymnasium",
+    "networkx": "networkx",
+    "mpi4py": "mpi4py",
+    "sympy": "sympy",
+    "xarray": "xarray",
+    "pyscf": "pyscf",
+    "pysat": "python-sat",
+    "torchdiffeq": "torchdiffeq",
+    "statsmodels": "statsmodels",
+    "transformers": "transformers",
+}
 
 
 class Scale(StrEnum):
@@ -210,10 +212,12 @@ def library_versions() -> dict[str, str]:
     from icml26 import __version__
 
     versions = {"python": platform.python_version(), "icml26": __version__}
-    for name in _VERSIONED_LIBRARIES:
-        module = sys.modules.get(name)
-        if module is not None:
-            versions[name] = str(getattr(module, "__version__", "?"))
+    for module_name, distribution in _VERSIONED_LIBRARIES.items():
+        if module_name in sys.modules:  # read from the metadata: some __version__ attributes warn (anndata)
+            try:
+                versions[module_name] = importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                versions[module_name] = "?"
     return versions
 
 

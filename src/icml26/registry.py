@@ -112,6 +112,7 @@ _SYSTEMS = [
         "Needles in the Haystack: Addressing Signal Dilution Improves scRNA-seq Perturbation Response "
         "Modeling and Evaluation",
         "DEG-weighted metrics (WMSE, weighted delta R2) and calibration baselines for perturbation models",
+        status="implemented",
         reference="arXiv:2506.22641",
         extra="sc",
     ),
