@@ -105,7 +105,8 @@ _SYSTEMS = [
         "dualflow",
         "Dynamic Compression Flow: dual flow matching for identifiable low-dimensional latent dynamics",
         "compressive + dynamical flow matching give a low-dimensional latent of neural/behavioural time series",
-        extra="torch",
+        status="implemented",
+        extra="dynamics",
     ),
     SystemSpec(
         "degmetrics",

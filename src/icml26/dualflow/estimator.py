@@ -1,0 +1,426 @@
+"""``DualFlow``: the scikit-learn-style estimator around the DCF model (fit, transform, simulate, save/load).
+
+Data are trials: an array of shape (n_trials, n_time, n_features) or a list of (n_time_i, n_features)
+arrays of different lengths. Features are standardised; features with zero variance are dropped with a
+warning (and restored as constants by :meth:`DualFlow.inverse_transform`).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from icml26.dualflow.inference import SOLVERS, compress, decompress, simulate
+from icml26.dualflow.model import DCFModel, dual_flow_losses
+
+__all__ = ["DualFlow", "effective_dimension"]
+
+logger = logging.getLogger(__name__)
+_CHECKPOINT_VERSION = 1
+
+
+def effective_dimension(d: np.ndarray, threshold: float = 0.95) -> int:
+    """K_eff = smallest K with sum_{i<=K} d_i >= threshold * sum_i d_i."""
+    d = np.asarray(d, dtype=float)
+    if d.ndim != 1 or d.size == 0 or np.any(d < 0):
+        raise ValueError("d must be a non-empty 1-D array of non-negative scales")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must lie in (0, 1]; got {threshold}")
+    frac = np.cumsum(d) / d.sum()
+    return int(np.searchsorted(frac, threshold - 1e-12) + 1)
+
+
+def _as_trials(X, name: str = "X") -> tuple[list[np.ndarray], bool]:
+    """Validate trials; return (list of (T_i, D) float arrays, whether the input was one 3-D array)."""
+    if isinstance(X, (list, tuple)):
+        if not X:
+            raise ValueError(f"{name} is an empty list of trials")
+        trials = [np.asarray(t, dtype=float) for t in X]
+        for i, t in enumerate(trials):
+            if t.ndim != 2:
+                raise ValueError(f"{name}[{i}] must have shape (n_time, n_features); got {t.shape}")
+        if len({t.shape[1] for t in trials}) > 1:
+            raise ValueError(f"{name}: trials have different feature counts {sorted({t.shape[1] for t in trials})}")
+        is_array = False
+    else:
+        arr = np.asarray(X)
+        if arr.dtype == object:
+            raise ValueError(f"{name}: trials of different lengths must be passed as a list of 2-D arrays")
+        arr = arr.astype(float)
+        if arr.ndim != 3:
+            raise ValueError(
+                f"{name} must have shape (n_trials, n_time, n_features) or be a list of (n_time, n_features) "
+                f"arrays; got an array of shape {arr.shape} (for one trial use X[None])"
+            )
+        trials, is_array = list(arr), True
+    for i, t in enumerate(trials):
+        if not np.all(np.isfinite(t)):
+            raise ValueError(f"{name}: trial {i} contains NaN or infinite values")
+        if t.shape[0] < 1 or t.shape[1] < 1:
+            raise ValueError(f"{name}: trial {i} is empty (shape {t.shape})")
+    return trials, is_array
+
+
+def _restore(frames: np.ndarray, lengths: list[int], is_array: bool):
+    parts = np.split(frames, np.cumsum(lengths)[:-1])
+    return np.stack(parts) if is_array else parts
+
+
+class DualFlow:
+    """Dynamic Compression Flow: a compressive and a dynamical flow with a nested-dropout latent.
+
+    Parameters
+    ----------
+    latent_budget : float
+        E[K] = 1/p of the nested-dropout prefix length (the soft latent budget); 1 <= budget <= n_features.
+    history : int
+        Lag h of the history given to the dynamical flow.
+    hidden, depth : int
+        Width and number of hidden layers of the three MLPs.
+    n_steps, batch_size, lr : int, int, float
+        Adam training schedule (batch = frame windows).
+    weights : tuple of 3 floats
+        (alpha, beta, eta) of L = alpha L_cf + beta L_df + eta L_align.
+    max_latent : int or None
+        Number m of latent coordinates (columns of L); default: the number of features.
+    solver : {"dopri5", "rk4"}
+        ODE solver for transform / inverse_transform.
+    rtol, atol : float
+        DOPRI5 tolerances.
+    rk4_steps : int
+        RK4 steps per unit interval.
+    dt : float
+        Time between frames.
+    frame_shape : (int, int) or None
+        For video: frames of H x W pixels flattened to H W features; the flows become convolutional.
+        Zero-variance pixels are then kept (as constants) instead of dropped.
+    random_state : int or None
+    verbose : bool
+        Show a progress bar while fitting.
+
+    Attributes
+    ----------
+    model_ : DCFModel
+    d_ : array of shape (m,)
+        The positive scales of D (decaying when nested dropout orders the latent).
+    effective_dim_ : int
+        K_eff: smallest K whose d_i hold 95 % of sum(d).
+    n_features_in_ : int
+    feature_mask_ : array of bool, shape (n_features_in_,)
+        Features kept (non-zero variance).
+    mean_, scale_ : arrays of shape (n_features_in_,)
+    loss_history_ : array of shape (n_steps, 4)
+        Columns total, align, cf, df.
+    nfe_ : int
+        Function evaluations of the last ODE solve.
+    """
+
+    def __init__(
+        self,
+        latent_budget: float = 10.0,
+        history: int = 2,
+        hidden: int = 128,
+        depth: int = 3,
+        n_steps: int = 2000,
+        batch_size: int = 256,
+        lr: float = 1e-3,
+        weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
+        max_latent: int | None = None,
+        solver: str = "dopri5",
+        rtol: float = 1e-5,
+        atol: float = 1e-5,
+        rk4_steps: int = 8,
+        dt: float = 1.0,
+        frame_shape: tuple[int, int] | None = None,
+        random_state: int | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.latent_budget = latent_budget
+        self.history = history
+        self.hidden = hidden
+        self.depth = depth
+        self.n_steps = n_steps
+        self.batch_size = batch_size
+        self.lr = lr
+        self.weights = weights
+        self.max_latent = max_latent
+        self.solver = solver
+        self.rtol = rtol
+        self.atol = atol
+        self.rk4_steps = rk4_steps
+        self.dt = dt
+        self.frame_shape = frame_shape
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ helpers
+    def get_params(self) -> dict:
+        """The constructor's hyper-parameters."""
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {n: getattr(self, n) for n in names}
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise RuntimeError("this DualFlow is not fitted yet; call fit(X) first")
+
+    def _standardise(self, X, name: str = "X") -> tuple[torch.Tensor, list[int], bool]:
+        trials, is_array = _as_trials(X, name)
+        if trials[0].shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"{name} has {trials[0].shape[1]} features but this DualFlow was fitted on {self.n_features_in_}"
+            )
+        frames = np.concatenate(trials)[:, self.feature_mask_]
+        frames = (frames - self.mean_[self.feature_mask_]) / self.scale_[self.feature_mask_]
+        return torch.as_tensor(frames, dtype=torch.float32), [len(t) for t in trials], is_array
+
+    def _solver_kwargs(self) -> dict:
+        return {"method": self.solver, "rtol": self.rtol, "atol": self.atol, "n_steps": self.rk4_steps}
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None) -> DualFlow:
+        """Train the encoder coupling, u_phi and v_theta jointly on trials X.
+
+        Parameters
+        ----------
+        X : array of shape (n_trials, n_time, n_features) or list of (n_time_i, n_features) arrays
+        y : ignored
+        """
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}; got {self.solver!r}")
+        if int(self.history) < 0 or int(self.n_steps) < 1 or int(self.batch_size) < 1:
+            raise ValueError("history must be >= 0 and n_steps, batch_size >= 1")
+        trials, _ = _as_trials(X)
+        n_features = trials[0].shape[1]
+        if not 1.0 <= float(self.latent_budget) <= n_features:
+            raise ValueError(f"latent_budget must lie in [1, n_features={n_features}]; got {self.latent_budget}")
+        frames = np.concatenate(trials)
+        mean, std = frames.mean(0), frames.std(0)
+        keep = std > 1e-12 * max(1.0, float(np.abs(frames).max()))
+        scale = np.where(keep, std, 1.0)  # constant features, if kept, are centred to 0 and not scaled
+        if not keep.any():
+            raise ValueError("X: every feature has zero variance")
+        if self.frame_shape is not None:
+            if len(self.frame_shape) != 2 or int(np.prod(self.frame_shape)) != n_features:
+                raise ValueError(f"frame_shape {self.frame_shape} does not match {n_features} features per frame")
+            if not keep.all():  # a convolution needs whole frames: keep constant pixels (standardised to 0)
+                warnings.warn(
+                    f"{int((~keep).sum())} zero-variance pixel(s) kept as constants", UserWarning, stacklevel=2
+                )
+                keep = np.ones_like(keep)
+        if not keep.all():
+            warnings.warn(
+                f"dropping {int((~keep).sum())} zero-variance feature(s): {np.flatnonzero(~keep).tolist()}",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.n_features_in_ = n_features
+        self.feature_mask_ = keep
+        self.mean_, self.scale_ = mean, scale
+        Z, lengths, _ = self._standardise(trials)
+        n_kept = int(keep.sum())
+        m = n_kept if self.max_latent is None else int(self.max_latent)
+        if not 1 <= m <= n_kept:
+            raise ValueError(f"max_latent must lie in [1, {n_kept}] (features kept); got {self.max_latent}")
+        p = min(1.0, 1.0 / float(self.latent_budget))
+
+        # windows of frames x_{k-h} .. x_{k+1} inside each trial (history clamped at the trial start)
+        h, starts, rows = int(self.history), np.cumsum([0, *lengths[:-1]]), []
+        for start, T in zip(starts, lengths, strict=True):
+            k = np.arange(T - 1)
+            offsets = np.arange(-h, 2)
+            rows.append(start + np.clip(k[:, None] + offsets[None, :], 0, None))
+        index = np.concatenate(rows) if rows else np.zeros((0, h + 2), dtype=int)
+        if len(index) == 0:
+            raise ValueError("X: every trial has a single frame; the dynamical flow needs at least two")
+
+        rng = np.random.default_rng(self.random_state)
+        with torch.random.fork_rng():
+            torch.manual_seed(int(rng.integers(2**31)))
+            model = DCFModel(n_kept, m, history=h, hidden=self.hidden, depth=self.depth, frame_shape=self.frame_shape)
+            # the coupling's scales and frame (b, L, D) get a 10x learning rate: d must travel several orders of
+            # magnitude in log space while the networks take small steps
+            coupling = [model.encoder.log_d, model.encoder.A, model.encoder.b]
+            others = [q for q in model.parameters() if all(q is not c for c in coupling)]
+            optimiser = torch.optim.Adam([{"params": others}, {"params": coupling, "lr": 10 * self.lr}], lr=self.lr)
+            history = np.zeros((int(self.n_steps), 4))
+            steps = range(int(self.n_steps))
+            if self.verbose:
+                from tqdm.auto import tqdm
+
+                steps = tqdm(steps, desc="dualflow fit")
+            model.train()
+            for step in steps:
+                batch = torch.as_tensor(rng.integers(0, len(index), size=min(self.batch_size, len(index))))
+                window = Z[torch.as_tensor(index)[batch]]  # (B, h+2, D)
+                losses = dual_flow_losses(model, window, p, dt=self.dt, weights=tuple(self.weights))
+                optimiser.zero_grad()
+                losses["total"].backward()
+                optimiser.step()
+                history[step] = [losses[k].item() for k in ("total", "align", "cf", "df")]
+                if step % 500 == 0:
+                    logger.info("step %d: %s", step, {k: round(v.item(), 4) for k, v in losses.items()})
+        model.eval()
+        self.model_ = model
+        self.loss_history_ = history
+        self.d_ = model.encoder.d.detach().double().numpy()
+        self.effective_dim_ = effective_dimension(self.d_)
+        self.nfe_ = 0
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def transform(self, X, n_components: int | None = None, representation: str = "flowed"):
+        """Latent coordinates mu~_t of every frame.
+
+        Parameters
+        ----------
+        X : trials, as in :meth:`fit`
+        n_components : int, optional
+            Keep the first K coordinates (default: all m).
+        representation : {"flowed", "encoder"}
+            ``flowed``: integrate u_phi from tau = 1 to 0 and map x^(0) with (L D^{1/2})^{-1} (the paper's);
+            ``encoder``: the normalised encoder features mu_psi directly.
+
+        Returns
+        -------
+        array of shape (n_trials, n_time, K) or list of (n_time_i, K) arrays
+        """
+        self._check_fitted()
+        m = self.model_.n_latent
+        K = m if n_components is None else int(n_components)
+        if not 1 <= K <= m:
+            raise ValueError(f"n_components must lie in [1, {m}]; got {n_components}")
+        x1, lengths, is_array = self._standardise(X)
+        with torch.no_grad():
+            if representation == "flowed":
+                x0, self.nfe_ = compress(self.model_, x1, **self._solver_kwargs())
+                mu = self.model_.encoder.uncouple(x0)
+            elif representation == "encoder":
+                mu = self.model_.encoder.features(x1)
+            else:
+                raise ValueError(f"representation must be 'flowed' or 'encoder'; got {representation!r}")
+        return _restore(mu[:, :K].double().numpy(), lengths, is_array)
+
+    def inverse_transform(self, Z):
+        """Frames from latent coordinates: pad to m with zeros (the features' mean), couple, flow tau 0 -> 1.
+
+        A K < m latent gives the truncated-latent reconstruction.
+        """
+        self._check_fitted()
+        trials, is_array = _as_trials(Z, "Z")
+        m, K = self.model_.n_latent, trials[0].shape[1]
+        if K > m:
+            raise ValueError(f"Z has {K} components but the model has only {m}")
+        mu = np.zeros((sum(len(t) for t in trials), m))
+        mu[:, :K] = np.concatenate(trials)
+        with torch.no_grad():
+            x0 = self.model_.encoder.couple(torch.as_tensor(mu, dtype=torch.float32))
+            x1, self.nfe_ = decompress(self.model_, x0, **self._solver_kwargs())
+        return _restore(self._unstandardise(x1.double().numpy()), [len(t) for t in trials], is_array)
+
+    def _unstandardise(self, frames: np.ndarray) -> np.ndarray:
+        out = np.tile(self.mean_, (len(frames), 1))
+        out[:, self.feature_mask_] = frames * self.scale_[self.feature_mask_] + self.mean_[self.feature_mask_]
+        return out
+
+    def simulate(self, X_init, n_frames: int, tau: float = 0.0, return_latent: bool = False):
+        """Forecast: compress the last h + 1 frames of each trial to level tau, roll v_theta forward, decompress.
+
+        Parameters
+        ----------
+        X_init : trials, as in :meth:`fit` (at least one frame each; fewer than h + 1 are padded by repetition)
+        n_frames : int
+            Frames to simulate after the last given one.
+        tau : float
+            Compression level at which time is integrated (0: the compressed space, the paper's "simulated").
+        return_latent : bool
+            Also return the latent coordinates mu~ of the rollout (meaningful at tau = 0).
+
+        Returns
+        -------
+        array of shape (n_trials, n_frames, n_features) [, array of shape (n_trials, n_frames, m)]
+        """
+        self._check_fitted()
+        if int(n_frames) < 1:
+            raise ValueError(f"n_frames must be at least 1; got {n_frames}")
+        if not 0.0 <= float(tau) <= 1.0:
+            raise ValueError(f"tau must lie in [0, 1]; got {tau}")
+        x1, lengths, _ = self._standardise(X_init, "X_init")
+        h = self.model_.history
+        ends = np.cumsum(lengths)
+        idx = np.stack([np.clip(np.arange(e - h - 1, e), e - L, None) for e, L in zip(ends, lengths, strict=True)])
+        with torch.no_grad():
+            init = x1[torch.as_tensor(idx)]  # (n_trials, h+1, D)
+            B, H, D = init.shape
+            flat, nfe0 = compress(self.model_, init.reshape(B * H, D), tau=tau, **self._solver_kwargs())
+            roll, nfe1 = simulate(
+                self.model_, flat.reshape(B, H, D), int(n_frames), tau=tau, dt=self.dt, method="rk4", n_steps=4
+            )
+            out, nfe2 = decompress(self.model_, roll.reshape(-1, D), tau=tau, **self._solver_kwargs())
+            self.nfe_ = nfe0 + nfe1 + nfe2
+            frames = self._unstandardise(out.double().numpy()).reshape(B, int(n_frames), -1)
+            if return_latent:
+                latent = (
+                    self.model_.encoder.uncouple(roll.reshape(-1, D)).double().numpy().reshape(B, int(n_frames), -1)
+                )
+                return frames, latent
+        return frames
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> None:
+        """Write the hyper-parameters, preprocessing and weights to ``path`` (torch format)."""
+        self._check_fitted()
+        state = {
+            "version": _CHECKPOINT_VERSION,
+            "params": self.get_params(),
+            "n_features_in_": self.n_features_in_,
+            "n_latent": self.model_.n_latent,
+            "feature_mask_": self.feature_mask_,
+            "mean_": self.mean_,
+            "scale_": self.scale_,
+            "loss_history_": self.loss_history_,
+            "model": self.model_.state_dict(),
+        }
+        torch.save(state, Path(path))
+
+    @classmethod
+    def load(cls, path: str | Path, n_features: int | None = None) -> DualFlow:
+        """Read a model written by :meth:`save`; with ``n_features``, check it matches the checkpoint."""
+        path = Path(path)
+        if not path.is_file():
+            raise OSError(f"no such checkpoint: {path}")
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as exc:  # torch raises several types for foreign files
+            raise ValueError(f"{path}: not a DualFlow checkpoint ({exc})") from None
+        if not isinstance(state, dict) or state.get("version") != _CHECKPOINT_VERSION:
+            raise ValueError(f"{path}: not a DualFlow checkpoint (version {_CHECKPOINT_VERSION} expected)")
+        if n_features is not None and int(n_features) != state["n_features_in_"]:
+            raise ValueError(
+                f"{path}: checkpoint was fitted on {state['n_features_in_']} features, the data have {n_features}"
+            )
+        est = cls(**state["params"])
+        est.n_features_in_ = state["n_features_in_"]
+        est.feature_mask_ = np.asarray(state["feature_mask_"], dtype=bool)
+        est.mean_, est.scale_ = np.asarray(state["mean_"]), np.asarray(state["scale_"])
+        est.loss_history_ = np.asarray(state["loss_history_"])
+        model = DCFModel(
+            int(est.feature_mask_.sum()),
+            state["n_latent"],
+            history=est.history,
+            hidden=est.hidden,
+            depth=est.depth,
+            frame_shape=est.frame_shape,
+        )
+        model.load_state_dict(state["model"])
+        model.eval()
+        est.model_ = model
+        est.d_ = model.encoder.d.detach().double().numpy()
+        est.effective_dim_ = effective_dimension(est.d_)
+        est.nfe_ = 0
+        return est
