@@ -179,6 +179,7 @@ _SYSTEMS = [
         "srfpt",
         "When Is Symbolic Regression Tractable?",
         "exhaustive FPT symbolic regression by size/depth and executable hardness reductions",
+        status="implemented",
         extra="sym",
     ),
     SystemSpec(

@@ -1,0 +1,33 @@
+"""srfpt — exhaustive, parameterized symbolic regression and executable complexity results.
+
+Implements the tractable side and an executable hardness gadget of "When Is Symbolic Regression
+Tractable?" (ICML 2026): symbolic regression (SR) is fixed-parameter tractable in expression depth or tree
+size -- :class:`ExhaustiveSR` enumerates every distinct function up to a size or depth bound (canonical
+forms, shared sub-trees, vectorised evaluation, closed-form linear scaling, Gauss-Newton constants) and
+returns the Pareto front as sympy expressions, in time f(k) * O(n) -- and W[1]-hard in the number of
+variables or primitives used (:func:`clique_to_sr`, a parameterized reduction from k-Clique checked by
+brute force). Exact tree counts by recurrence and enumeration are in :mod:`icml26.srfpt.counting`;
+Nguyen and hand-written Feynman-style problems in :mod:`icml26.srfpt.data`.
+
+Reference: "When Is Symbolic Regression Tractable?", ICML 2026 (poster 63583; abstract only).
+"""
+
+from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
+from icml26.srfpt.data import PROBLEMS, get_problem, sample
+from icml26.srfpt.enumerate import SearchSpaceTooLarge
+from icml26.srfpt.reduction import clique_to_sr, solve_sr_instance
+from icml26.srfpt.search import ExhaustiveSR, ParetoPoint, estimate_trees
+
+__all__ = [
+    "PROBLEMS",
+    "ExhaustiveSR",
+    "ParetoPoint",
+    "SearchSpaceTooLarge",
+    "clique_to_sr",
+    "count_trees_by_depth",
+    "count_trees_by_size",
+    "estimate_trees",
+    "get_problem",
+    "sample",
+    "solve_sr_instance",
+]

@@ -1,0 +1,189 @@
+"""``icml26 srfpt search | count | reduce-clique | sample``: thin verbs over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
+from icml26.srfpt.data import PROBLEMS, get_problem, load_csv, sample
+from icml26.srfpt.enumerate import enumerate_library
+from icml26.srfpt.primitives import DEFAULT_OPS, PRIMITIVES, parse_ops
+from icml26.srfpt.reduction import clique_to_sr, has_clique_bruteforce, read_edge_list, solve_sr_instance
+from icml26.srfpt.search import ExhaustiveSR, estimate_trees
+
+
+def _constants(text: str) -> tuple[float, ...]:
+    if not text.strip():
+        return ()
+    try:
+        return tuple(float(c) for c in text.split(","))
+    except ValueError:
+        raise ValueError(f"--constants must be comma-separated numbers; got {text!r}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="icml26 srfpt",
+        description="Exhaustive (FPT) symbolic regression, exact tree counts and the clique -> SR reduction.",
+    )
+    sub = parser.add_subparsers(dest="verb", required=True)
+    ops_help = f"comma-separated operators (default {','.join(DEFAULT_OPS)}); known: {','.join(PRIMITIVES)}"
+
+    s = sub.add_parser("search", help="exhaustive search on a CSV file; prints the Pareto front")
+    s.add_argument("data", help="CSV file with a header row")
+    s.add_argument("--target", required=True, help="name of the target column")
+    s.add_argument("--max-size", type=int, default=7, help="size bound k (nodes; default 7)")
+    s.add_argument("--max-depth", type=int, default=None, help="depth bound D (instead of a size bound)")
+    s.add_argument("--ops", default=",".join(DEFAULT_OPS), help=ops_help)
+    s.add_argument("--constants", default="1", help="comma-separated constant leaves (default 1; '' for none)")
+    s.add_argument("--no-linear-scaling", action="store_true", help="do not fit a + b*f in closed form")
+    s.add_argument("--force", action="store_true", help="run even when the search-space estimate is too large")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--json", action="store_true", help="print JSON")
+
+    c = sub.add_parser("count", help="number of labelled trees (recurrence) and, optionally, distinct functions")
+    c.add_argument("--max-size", type=int, default=9)
+    c.add_argument("--max-depth", type=int, default=None, help="count by depth (trees of depth <= D)")
+    c.add_argument("--ops", default=",".join(DEFAULT_OPS), help=ops_help)
+    c.add_argument("--vars", type=int, default=1, help="number of variables (default 1)")
+    c.add_argument("--constants", default="1", help="comma-separated constant leaves (default 1)")
+    c.add_argument("--distinct", action="store_true", help="also enumerate distinct functions on random points")
+    c.add_argument("--force", action="store_true", help="enumerate even when the estimate is large")
+    c.add_argument("--json", action="store_true")
+
+    r = sub.add_parser("reduce-clique", help="build the SR instance of a graph and solve both sides by brute force")
+    r.add_argument("--graph", required=True, help="edge list file: one 'u v' per line")
+    r.add_argument("-k", type=int, required=True, help="clique size")
+    r.add_argument("--csv", default=None, help="write the SR instance (columns x0.., y) to this CSV file")
+    r.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("sample", help="write data of a benchmark problem to CSV")
+    p.add_argument("problem", help=f"one of {', '.join(PROBLEMS)}; the output column is 'target'")
+    p.add_argument("--out", required=True, help="output CSV path")
+    p.add_argument("-n", type=int, default=None, help="number of points (default: the problem's)")
+    p.add_argument("--noise", type=float, default=0.0, help="relative noise level (e.g. 0.01)")
+    p.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``icml26 srfpt``; bad input raises ``ValueError`` / ``OSError``."""
+    args = _parser().parse_args(argv)
+    return {"search": _search, "count": _count, "reduce-clique": _reduce, "sample": _sample}[args.verb](args)
+
+
+def _search(args) -> int:
+    X, y, names = load_csv(args.data, args.target)
+    model = ExhaustiveSR(
+        max_size=args.max_size,
+        max_depth=args.max_depth,
+        ops=args.ops,
+        constants=_constants(args.constants),
+        linear_scaling=not args.no_linear_scaling,
+        force=args.force,
+        seed=args.seed,
+    ).fit(X, y, names)
+    front = [
+        {"size": p.size, "mse": p.mse, "description_length": p.description_length, "expression": str(p.expression)}
+        for p in model.pareto_
+    ]
+    out = {
+        "best": str(model.expression_),
+        "best_size": model.size_,
+        "best_mse": model.mse_,
+        "pareto": front,
+        "trees_covered": model.n_trees_,
+        "distinct_functions": model.n_distinct_,
+        "trees_evaluated": model.n_evaluated_,
+        "seconds": model.timings_["total_s"],
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{model.n_trees_:,} labelled trees covered; {model.n_distinct_:,} distinct functions", end="")
+    print(f"; {out['seconds']:.2f} s")
+    print(f"{'size':>4}  {'mse':>12}  {'DL':>10}  expression")
+    for p in front:
+        print(f"{p['size']:>4}  {p['mse']:12.4g}  {p['description_length']:10.1f}  {p['expression']}")
+    print(f"best (minimum description length): {out['best']}")
+    return 0
+
+
+def _count(args) -> int:
+    ops = parse_ops(args.ops)
+    consts = _constants(args.constants)
+    if args.vars < 0:
+        raise ValueError(f"--vars must be >= 0; got {args.vars}")
+    n_unary = sum(p.arity == 1 for p in ops)
+    leaves, n_binary = args.vars + len(consts), len(ops) - n_unary
+    by_depth = args.max_depth is not None
+    if by_depth:
+        counts = count_trees_by_depth(args.max_depth, leaves, n_unary, n_binary)  # depth <= D
+        grades = list(range(args.max_depth + 1))
+    else:
+        counts = count_trees_by_size(args.max_size, leaves, n_unary, n_binary)[1:]  # size exactly k
+        grades = list(range(1, args.max_size + 1))
+    distinct = None
+    if args.distinct:
+        kw = {"max_depth": args.max_depth} if by_depth else {"max_size": args.max_size}
+        total = estimate_trees(args.vars, args.ops, consts, **kw)
+        if total > 2e8 and not args.force:
+            raise ValueError(f"enumerating {total:.3g} labelled trees is too large; pass --force to try anyway")
+        probes = np.random.default_rng(0).uniform(0.1, 2.0, size=(16, max(args.vars, 0)))
+        bound = args.max_depth if by_depth else args.max_size
+        lib = enumerate_library(ops, probes, bound, constants=consts, mode="depth" if by_depth else "size")
+        per = lib.distinct_per_grade(bound)
+        distinct = np.cumsum(per).tolist() if by_depth else per[1:]
+    key = "depth<=" if by_depth else "size"
+    rows = [
+        {key: g, "trees": t} | ({"distinct": d} if distinct else {})
+        for g, t, d in zip(grades, counts, distinct or counts, strict=True)
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{key:>7}  {'labelled trees':>16}" + (f"  {'distinct functions':>18}" if distinct else ""))
+    for row in rows:
+        print(f"{row[key]:>7}  {row['trees']:>16,}" + (f"  {row['distinct']:>18,}" if distinct else ""))
+    return 0
+
+
+def _reduce(args) -> int:
+    graph = read_edge_list(args.graph)
+    inst = clique_to_sr(graph, args.k)
+    solvable, best = solve_sr_instance(inst)
+    clique = has_clique_bruteforce(graph, args.k)
+    if args.csv:
+        header = ",".join([f"x{j}" for j in range(inst.X.shape[1])] + ["y"])
+        np.savetxt(args.csv, np.column_stack([inst.X, inst.y]), delimiter=",", header=header, comments="")
+    out = {
+        "vertices": graph.number_of_nodes(),
+        "edges": graph.number_of_edges(),
+        "k": args.k,
+        "rows": len(inst.y),
+        "variables": inst.X.shape[1],
+        "max_size": inst.max_size,
+        "tau": inst.tau,
+        "min_sse": best,
+        "sr_solvable": solvable,
+        "clique_exists": clique,
+        "agree": solvable == clique,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        for key, value in out.items():
+            print(f"{key:>13}: {value}")
+    return 0 if solvable == clique else 1
+
+
+def _sample(args) -> int:
+    problem = get_problem(args.problem)
+    X, y = sample(problem, args.n, noise=args.noise, seed=args.seed)
+    header = ",".join([*problem.variables, "target"])
+    np.savetxt(args.out, np.column_stack([X, y]), delimiter=",", header=header, comments="")
+    print(f"wrote {len(y)} rows of {problem.name} ({problem.formula}) to {args.out}")
+    return 0

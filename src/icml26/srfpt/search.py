@@ -1,0 +1,246 @@
+"""``ExhaustiveSR``: exhaustive symbolic regression up to a size or depth bound (the FPT algorithm).
+
+Pipeline (one ``fit``):
+
+1. estimate the number of labelled trees by the recurrence of :mod:`icml26.srfpt.counting` and refuse
+   when it exceeds ``max_trees`` (unless ``force``);
+2. enumerate every distinct function up to the bound on a few probe rows (:mod:`icml26.srfpt.enumerate`);
+3. score every function on all ``n`` rows with closed-form linear scaling (Eq. F1, O(n) per function);
+4. refit the ``n_refine`` best trees of each size exactly, Gauss-Newton on their constant leaves;
+5. return the Pareto front (size vs MSE) as sympy expressions and pick the model of minimum description
+   length, ``DL = n/2 log(MSE) + size log(|alphabet|) + p/2 log(n)`` (two-part code, BIC-style parameter
+   cost; ESR uses a Fisher-information parameter cost instead).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
+from icml26.srfpt.enumerate import Library, SearchSpaceTooLarge, enumerate_library
+from icml26.srfpt.fit import Tree, eval_tree, fit_tree, model_sympy, node_tree, score_library, tree_constants
+from icml26.srfpt.primitives import DEFAULT_OPS, parse_ops
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ParetoPoint:
+    """One model of the Pareto front: the best tree of its size."""
+
+    size: int
+    mse: float
+    expression: sympy.Expr
+    description_length: float
+    tree: Tree
+    params: np.ndarray
+
+
+def estimate_trees(
+    n_vars: int, ops: str | Sequence[str], constants: Sequence[float], *, max_size=None, max_depth=None
+) -> int:
+    """Number of labelled trees the search covers (exact, by recurrence): sizes 1..k or depths 0..D."""
+    prims = parse_ops(ops)
+    n_unary = sum(p.arity == 1 for p in prims)
+    n_leaves, n_binary = n_vars + len(constants), len(prims) - n_unary
+    if max_depth is not None:
+        return count_trees_by_depth(int(max_depth), n_leaves, n_unary, n_binary)[-1]
+    return sum(count_trees_by_size(int(max_size), n_leaves, n_unary, n_binary))
+
+
+class ExhaustiveSR:
+    """Exhaustive symbolic regression by size or depth (scikit-learn style estimator).
+
+    Parameters
+    ----------
+    max_size : int
+        Size bound k (number of nodes) when ``max_depth`` is None.
+    max_depth : int or None
+        Depth bound D; switches to depth-graded enumeration.
+    ops : str or sequence of str
+        Primitive names (:data:`icml26.srfpt.primitives.PRIMITIVES`).
+    constants : sequence of float
+        Constant leaves.
+    linear_scaling : bool
+        Fit ``a + b f`` in closed form (Eq. F1).
+    n_probe : int
+        Rows used to tell functions apart (all rows when ``n <= 2 n_probe``).
+    n_refine : int
+        Trees per size refitted exactly, with Gauss-Newton on their constants.
+    gn_steps : int
+        Gauss-Newton steps per refitted tree.
+    fold_constants : bool
+        See :func:`icml26.srfpt.enumerate.enumerate_library`.
+    max_trees : float
+        Refuse a search covering more labelled trees than this unless ``force``.
+    max_nodes : int
+        Refuse when the distinct-function library grows past this unless ``force``.
+    force : bool
+    seed : int
+        Seed of the probe-row choice and the hash.
+    """
+
+    def __init__(
+        self,
+        max_size: int = 7,
+        max_depth: int | None = None,
+        ops: str | Sequence[str] = DEFAULT_OPS,
+        constants: Sequence[float] = (1.0,),
+        linear_scaling: bool = True,
+        n_probe: int = 16,
+        n_refine: int = 8,
+        gn_steps: int = 5,
+        fold_constants: bool = True,
+        max_trees: float = 2e8,
+        max_nodes: int = 4_000_000,
+        force: bool = False,
+        seed: int = 0,
+    ):
+        self.max_size = max_size
+        self.max_depth = max_depth
+        self.ops = ops
+        self.constants = constants
+        self.linear_scaling = linear_scaling
+        self.n_probe = n_probe
+        self.n_refine = n_refine
+        self.gn_steps = gn_steps
+        self.fold_constants = fold_constants
+        self.max_trees = max_trees
+        self.max_nodes = max_nodes
+        self.force = force
+        self.seed = seed
+
+    def fit(self, X, y, variable_names: Sequence[str] | None = None) -> ExhaustiveSR:
+        """Search every tree up to the bound.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_vars)
+        y : array-like of shape (n_samples,)
+        variable_names : sequence of str, optional
+            Names of the sympy symbols (default ``x0, x1, ...``).
+
+        Returns
+        -------
+        self, with ``pareto_`` (list of ParetoPoint), ``expression_`` (sympy), ``tree_``, ``params_``,
+        ``mse_``, ``size_``, ``library_``, ``n_trees_`` (labelled trees covered), ``n_distinct_``,
+        ``n_evaluated_`` (trees evaluated on the probes), ``timings_``.
+        """
+        X, y = _check_xy(X, y)
+        n, n_vars = X.shape
+        names = _check_names(variable_names, n_vars)
+        prims = parse_ops(self.ops)
+        consts = tuple(float(c) for c in self.constants)
+        if not all(math.isfinite(c) for c in consts):
+            raise ValueError(f"constants must be finite; got {consts}")
+        mode, bound = ("depth", self.max_depth) if self.max_depth is not None else ("size", self.max_size)
+        if int(bound) != bound or bound < (1 if mode == "size" else 0):
+            raise ValueError(f"max_{mode} must be a positive integer; got {bound!r}")
+        kw = {"max_depth": bound} if mode == "depth" else {"max_size": bound}
+        self.n_trees_ = estimate_trees(n_vars, self.ops, consts, **kw)
+        if self.n_trees_ > self.max_trees and not self.force:
+            raise SearchSpaceTooLarge(
+                f"the search covers {self.n_trees_:.3g} labelled trees (> max_trees={self.max_trees:.3g}); "
+                "lower the bound or the operator/variable count, or pass force"
+            )
+        rng = np.random.default_rng(self.seed)
+        t0 = time.perf_counter()
+        if n <= 2 * self.n_probe:
+            probes = np.unique(X, axis=0)
+        else:  # a random subset of the rows, without duplicate points
+            probes = np.unique(X[rng.choice(n, min(n, 4 * self.n_probe), replace=False)], axis=0)
+            probes = probes[rng.permutation(len(probes))[: self.n_probe]]
+        lib = enumerate_library(
+            prims,
+            probes,
+            int(bound),
+            constants=consts,
+            mode=mode,
+            fold_constants=self.fold_constants,
+            max_nodes=np.iinfo(np.int64).max if self.force else self.max_nodes,
+            seed=self.seed,
+        )
+        t1 = time.perf_counter()
+        mse = score_library(lib, X, y, linear_scaling=self.linear_scaling)
+        t2 = time.perf_counter()
+        self.pareto_ = self._pareto(lib, mse, prims, X, y, names)
+        t3 = time.perf_counter()
+        best = min(self.pareto_, key=lambda p: p.description_length)
+        self.library_ = lib
+        self.approx_mse_ = mse
+        self.n_distinct_ = lib.n_nodes
+        self.n_evaluated_ = int(sum(lib.n_candidates))
+        self.tree_, self.params_, self.mse_, self.size_ = best.tree, best.params, best.mse, best.size
+        self.expression_ = best.expression
+        self.symbols_ = names
+        self.ops_ = prims
+        self.timings_ = {"enumerate_s": t1 - t0, "score_s": t2 - t1, "refine_s": t3 - t2, "total_s": t3 - t0}
+        return self
+
+    def _pareto(self, lib: Library, mse: np.ndarray, prims, X, y, names) -> list[ParetoPoint]:
+        symbols = tuple(sympy.Symbol(name, real=True) for name in names)
+        n = len(y)
+        alphabet = len(prims) + X.shape[1] + len(lib.constants)
+        floor = 1e-20 * float(np.var(y)) + 1e-300
+        y_scale = float(np.max(np.abs(y)))
+        best_by_size: dict[int, tuple[float, Tree, np.ndarray]] = {}
+        for s in np.unique(lib.size):
+            ids = np.flatnonzero((lib.size == s) & np.isfinite(mse))
+            for node in ids[np.argsort(mse[ids], kind="stable")[: self.n_refine]]:
+                tree = node_tree(lib, int(node))
+                params, loss = fit_tree(tree, prims, X, y, linear_scaling=self.linear_scaling, gn_steps=self.gn_steps)
+                if np.isfinite(loss) and (int(s) not in best_by_size or loss < best_by_size[int(s)][0]):
+                    best_by_size[int(s)] = (loss, tree, params)
+        if not best_by_size:
+            raise ValueError("no tree is finite on the data (every candidate hit a domain error)")
+        front: list[ParetoPoint] = []
+        for s in sorted(best_by_size):
+            loss, tree, params = best_by_size[s]
+            if front and loss >= front[-1].mse * (1 - 1e-9) - 1e-300:
+                continue  # dominated by a smaller tree
+            moved = sum(abs(p - c) > 1e-9 for p, c in zip(params[2:], tree_constants(tree), strict=True))
+            p = (2 if self.linear_scaling else 0) + moved
+            dl = 0.5 * n * math.log(max(loss, floor)) + s * math.log(alphabet) + 0.5 * p * math.log(n)
+            expr = model_sympy(tree, prims, symbols, params, y_scale)
+            front.append(ParetoPoint(s, float(loss), expr, dl, tree, params))
+        return front
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions of the selected model, shape (n_samples,)."""
+        if not hasattr(self, "tree_"):
+            raise RuntimeError("call fit before predict")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != len(self.symbols_):
+            raise ValueError(f"X must have shape (n, {len(self.symbols_)}); got {X.shape}")
+        f = eval_tree(self.tree_, self.ops_, X, list(self.params_[2:]))
+        return self.params_[0] + self.params_[1] * f
+
+
+def _check_xy(X, y) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
+        raise ValueError(f"X must have shape (n, v) and y shape (n,); got {X.shape} and {y.shape}")
+    if len(y) < 2 or X.shape[1] < 1:
+        raise ValueError(f"need at least 2 rows and 1 variable; got X of shape {X.shape}")
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise ValueError("X and y must be finite (found NaN or inf); drop or impute those rows first")
+    return X, y
+
+
+def _check_names(names, n_vars: int) -> list[str]:
+    if names is None:
+        return [f"x{j}" for j in range(n_vars)]
+    names = [str(s) for s in names]
+    if len(names) != n_vars or len(set(names)) != n_vars or not all(s.isidentifier() for s in names):
+        raise ValueError(f"need {n_vars} distinct identifier variable names; got {names}")
+    return names
