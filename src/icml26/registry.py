@@ -205,6 +205,7 @@ _SYSTEMS = [
         "zolangevin",
         "Zeroth-Order Non-Log-Concave Sampling with Variance Reduction and Applications to Inverse Problems",
         "variance-reduced zeroth-order Langevin sampling and ZO-APMC for black-box inverse problems",
+        status="implemented",
         reference="arXiv:2605.30573",
         extra="torch",
     ),

