@@ -112,12 +112,19 @@ def test_reproduce_writes_reports_and_exits_0_whatever_the_verdicts(tmp_path, ca
     assert all(d["seeds"] == [0, 1] for d in data)
 
 
-def test_reproduce_one_claim_only(tmp_path, capsys, systems):
-    assert (
-        run(["reproduce", "fakesys", "--scale", "smoke", "--claim", "needs-cluster", "--out", str(tmp_path)], systems)
-        == 0
-    )
+def test_reproduce_one_claim_only_merges_with_the_earlier_report_of_the_same_scale(tmp_path, capsys, systems):
+    def reported():
+        data = json.loads((tmp_path / "fakesys" / "claims.json").read_text())
+        return [(c["id"].split("/")[1], c["scale"]) for c in data["claims"]]
+
+    base = ["reproduce", "fakesys", "--out", str(tmp_path)]
+    assert run([*base, "--scale", "smoke", "--claim", "needs-cluster"], systems) == 0
     assert "fakesys: 1 claim(s)" in capsys.readouterr().out
+    assert reported() == [("needs-cluster-v1", "smoke")]
+    assert run([*base, "--scale", "smoke", "--claim", "mean-consistent"], systems) == 0
+    assert reported() == [("mean-consistent-v1", "smoke"), ("needs-cluster-v1", "smoke")]
+    assert run([*base, "--scale", "small", "--seeds", "1", "--claim", "biased"], systems) == 0
+    assert reported() == [("biased-variance-unbiased-v1", "small")], "other scales are not mixed in"
 
 
 def test_reproduce_all_runs_only_implemented_systems(tmp_path, capsys, fake_spec):

@@ -109,7 +109,7 @@ def cmd_info(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int
 
 def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int:
     from icml26.claims import Scale, run_claims
-    from icml26.report import update_readme, write_index, write_system_report
+    from icml26.report import load_system_report, update_readme, write_index, write_system_report
 
     if args.all == bool(args.id):
         raise UsageError("give one system id or --all")
@@ -125,7 +125,8 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
     crashed = False
     everything = []
     for spec in specs:
-        claims = list(_import_entry(spec, spec.claims_entry))
+        all_claims = list(_import_entry(spec, spec.claims_entry))
+        claims = all_claims
         if args.claim:
             claims = [c for c in claims if args.claim in c.id]
             if not claims:
@@ -138,15 +139,24 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
 
         summaries = run_claims(claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show)
         crashed |= any(s.verdict == "error" for s in summaries)
+        everything += summaries
+        if args.claim:  # a partial run updates the earlier report of the same scale instead of replacing it
+            summaries = _merge_with_earlier(load_system_report(out, spec.id) or [], summaries, all_claims, scale)
         write_system_report(spec, summaries, out)
         if args.update_readme:
             update_readme(spec.readme, summaries)
-        everything += summaries
     index = write_index(out, list(systems.values()))
     print(f"report: {index}")
     if args.json:
         Path(args.json).write_text(json.dumps([s.to_dict() for s in everything], indent=2) + "\n")
     return EXIT_CRASH if crashed else EXIT_OK
+
+
+def _merge_with_earlier(earlier, fresh, all_claims, scale):
+    """Earlier summaries of the same scale, with the fresh ones replacing theirs, in the order of CLAIMS."""
+    by_id = {s.id: s for s in earlier if s.scale == scale.value}
+    by_id.update({s.id: s for s in fresh})
+    return [by_id[c.id] for c in all_claims if c.id in by_id]
 
 
 def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSpec]) -> int:
