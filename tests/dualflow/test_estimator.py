@@ -119,6 +119,18 @@ def test_bad_shapes(X, match):
         DualFlow(**TINY).fit(X)
 
 
+def test_empty_array_of_trials_is_refused():
+    with pytest.raises(ValueError, match="no trials"):
+        DualFlow(**TINY).fit(np.zeros((0, 30, 6)))
+
+
+def test_latent_budget_is_checked_against_the_features_kept(data):
+    """6 informative + 2 constant features: a budget of 7 exceeds the 6 coordinates the model can have."""
+    X = np.concatenate([data, np.full((8, 30, 2), 3.0)], axis=-1)
+    with pytest.warns(UserWarning, match="zero-variance"), pytest.raises(ValueError, match="n_features=6"):
+        DualFlow(**{**TINY, "latent_budget": 7}).fit(X)
+
+
 def test_bad_values(data):
     bad = data.copy()
     bad[1, 2, 3] = np.nan

@@ -132,9 +132,10 @@ def low_dimensional_support(scale: Scale, seed: int) -> ClaimResult:
 
 
 @claim(
-    "dualflow/reconstruction-v1",
-    statement="held-out reconstruction R^2 of DCF's round trip beats the VAE (3-D latent) and PCA(3) by 0.05; the "
-    "truncated 3-coordinate DCF reconstruction is reported next to it",
+    "dualflow/reconstruction-v2",
+    statement="held-out reconstruction R^2 of DCF compressed to 3 latent coordinates (decoded back) beats the VAE "
+    "(3-D latent) and PCA(3) by 0.05; the full round trip is reported but not judged (it goes through an "
+    "invertible flow and a square orthonormal coupling, so it is ~1 for any weights)",
     paper="Monkey-reach reconstruction table (firing-rate R^2: DCF 0.999, VAE 0.618, LFADS 0.595)",
 )
 def reconstruction(scale: Scale, seed: int) -> ClaimResult:
@@ -153,15 +154,21 @@ def reconstruction(scale: Scale, seed: int) -> ClaimResult:
         "VAE R2 vs true rates": vae.extra["R2 vs rates"],
         "PCA(3) R2 vs true rates": pca.extra["R2 vs rates"],
     }
-    holds = rt > vae.extra["R2"] + MARGIN_REC and rt > pca.extra["R2"] + MARGIN_REC
+    truncated = dcf.extra["truncated R2"]
+    holds = truncated > vae.extra["R2"] + MARGIN_REC and truncated > pca.extra["R2"] + MARGIN_REC
     fig = Figure(figsize=(6.5, 3.4))
     ax = fig.add_subplot(1, 1, 1)
     names = ["DCF round trip", "DCF truncated K=3", "VAE (3-D)", "PCA(3)"]
     vals = [rt, dcf.extra["truncated R2"], vae.extra["R2"], pca.extra["R2"]]
     ax.bar(names, vals, color=["C0", "C0", "C1", "C2"])
     ax.set_ylabel("held-out R^2 (smoothed counts)"), ax.set_title("reconstruction, noisy regime")
-    reason = "the round trip goes through an invertible ODE and the tau = 0 state is still D-dimensional; compare the "
-    reason += "truncated number with PCA(3) for compression" if holds else "round trip did not beat the VAE/PCA by 0.05"
+    reason = (
+        ""
+        if holds
+        else f"compressed to 3 coordinates DCF reaches R^2 {truncated:.3f} vs VAE {vae.extra['R2']:.3f} and "
+        f"PCA(3) {pca.extra['R2']:.3f}; the paper's 0.999 matches our full round trip ({rt:.3f}), which is "
+        "invertible by construction"
+    )
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,

@@ -56,6 +56,8 @@ def _as_trials(X, name: str = "X") -> tuple[list[np.ndarray], bool]:
                 f"{name} must have shape (n_trials, n_time, n_features) or be a list of (n_time, n_features) "
                 f"arrays; got an array of shape {arr.shape} (for one trial use X[None])"
             )
+        if arr.shape[0] == 0:
+            raise ValueError(f"{name} holds no trials (shape {arr.shape})")
         trials, is_array = list(arr), True
     for i, t in enumerate(trials):
         if not np.all(np.isfinite(t)):
@@ -224,6 +226,11 @@ class DualFlow:
         self.mean_, self.scale_ = mean, scale
         Z, lengths, _ = self._standardise(trials)
         n_kept = int(keep.sum())
+        if float(self.latent_budget) > n_kept:  # E[K] cannot exceed the number of latent coordinates
+            raise ValueError(
+                f"latent_budget must lie in [1, n_features={n_kept}] (features left after dropping the "
+                f"zero-variance ones); got {self.latent_budget}"
+            )
         m = n_kept if self.max_latent is None else int(self.max_latent)
         if not 1 <= m <= n_kept:
             raise ValueError(f"max_latent must lie in [1, {n_kept}] (features kept); got {self.max_latent}")
