@@ -186,3 +186,31 @@ def test_decentralized_bad_inputs(setting):
         decentralized_pca(bad, 2, W=W)
     with pytest.raises(ValueError, match="backend"):
         decentralized_pca(A_local, 2, W=W, backend="carrier-pigeon", max_iter=2)
+
+
+def test_decentralized_rejects_misshaped_start_and_reference(setting):
+    # a reference with k + 1 columns used to be accepted and made the run "converge" against the wrong subspace
+    P, A_local = setting
+    W = metropolis_weights(make_graph("ring", 8))
+    d = A_local.shape[1]
+    with pytest.raises(ValueError, match="reference must have shape"):
+        decentralized_pca(A_local, 2, W=W, reference=P.top[:, :3], max_iter=2)
+    with pytest.raises(ValueError, match="reference must have shape"):
+        decentralized_pca(A_local, 2, W=W, reference=P.top[:, :1], max_iter=2)
+    with pytest.raises(ValueError, match="X0 must have shape"):
+        decentralized_pca(A_local, 2, W=W, X0=np.ones((d, 3)), max_iter=2)
+    bad = np.ones((d, 2))
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X0 has NaN"):
+        decentralized_pca(A_local, 2, W=W, X0=bad, max_iter=2)
+
+
+def test_bytes_count_neighbours_when_the_diagonal_is_zero(setting):
+    # a valid gossip matrix may have W_ii = 0 (complete graph, W = (J - I) / (n - 1)); the neighbour count
+    # used to be "non-zeros in the row minus one", one short for such rows
+    _, A_local = setting
+    n, d, _ = A_local.shape
+    W = (np.ones((n, n)) - np.eye(n)) / (n - 1)
+    np.testing.assert_array_equal(SimNetwork(W).degrees, np.full(n, n - 1))
+    res = decentralized_pca(A_local, 2, W=W, method="deepca", K=2, max_iter=3, tol=1e-12, strict=False)
+    assert res.bytes_sent == res.rounds * n * (n - 1) * d * 2 * 8

@@ -196,3 +196,32 @@ def test_auto_momentum_on_tiny_problem():
     P = dense_problem(6, 4, 0.8, seed=0)  # too small for ARPACK: falls back to the exact spectrum
     res = accelerated_noisy_power_method(P.A, 4, block_size=5, tol=1e-10, seed=0)
     assert res.converged and res.beta == pytest.approx(P.eigvals[5] ** 2 / 4)
+
+
+@pytest.mark.parametrize("solver", [noisy_power_method, accelerated_noisy_power_method])
+def test_indefinite_matrix_is_refused(solver):
+    # eigenvalues -10, 5, 4, ...: the power method locks onto -10 (largest magnitude) and used to report
+    # [5, -10] as a converged "top-2" eigenspace; the true top 2 are 5 and 4
+    rng = np.random.default_rng(0)
+    Q = np.linalg.qr(rng.standard_normal((50, 50)))[0]
+    lam = np.r_[-10.0, 5.0, 4.0, np.linspace(1.0, 0.1, 47)]
+    with pytest.raises(ValueError, match="not positive semidefinite"):
+        solver((Q * lam) @ Q.T, 2, tol=1e-10, seed=0)
+    shifted = solver((Q * (lam + 10.0)) @ Q.T, 2, tol=1e-10, seed=0)  # the advertised remedy works
+    np.testing.assert_allclose(shifted.eigenvalues - 10.0, [5.0, 4.0], rtol=1e-9)
+
+
+def test_callable_operator_output_is_validated():
+    # a callable returning NaN used to surface as numpy's "Eigenvalues did not converge"
+    B = np.diag(np.linspace(1.0, 0.1, 50))
+
+    def nan_op(X):
+        Y = B @ X
+        Y[0] = np.nan
+        return Y
+
+    with pytest.raises(ValueError, match="operator returned NaN or inf"):
+        noisy_power_method(nan_op, 3, dim=50, seed=0)
+    with pytest.raises(ValueError, match="operator returned shape"):
+        accelerated_noisy_power_method(lambda X: (B @ X)[:, :1], 3, dim=50, beta=0.1, seed=0)
+    assert noisy_power_method(lambda X: B @ X, 3, dim=50, seed=0, tol=1e-8).converged

@@ -105,3 +105,26 @@ def test_force_overrides_the_estimate():
     assert estimate_trees(1, "add,mul", (1.0,), max_size=9) > 100
     model = ExhaustiveSR(max_size=9, ops="add,mul", max_trees=100, force=True).fit(x, x[:, 0] ** 3)
     assert model.mse_ < 1e-20
+
+
+def test_too_few_probe_rows_are_refused():
+    # n_probe=1 made every non-leaf tree look constant (zero spread on one point), so constant folding
+    # dropped the whole search space and a wrong linear model came back without any error
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-1, 1, (200, 1))
+    y = np.sin(x[:, 0] ** 2) * np.cos(x[:, 0])
+    for bad in (0, 1, 2.5, "16"):
+        with pytest.raises(ValueError, match="n_probe"):
+            ExhaustiveSR(max_size=5, n_probe=bad).fit(x, y)
+    with pytest.raises(ValueError, match="identical"):
+        ExhaustiveSR(max_size=3).fit(np.ones((10, 1)), np.arange(10.0))
+    assert ExhaustiveSR(max_size=7, n_probe=2).fit(x, y).mse_ < 1e-20  # two probes already separate functions
+
+
+def test_large_magnitude_data_warns_that_products_are_dropped():
+    rng = np.random.default_rng(5)
+    x = rng.uniform(1, 5, (50, 1))
+    with pytest.warns(UserWarning, match="rescale"):
+        model = ExhaustiveSR(max_size=5, ops="add,mul").fit(x * 1e7, (x[:, 0] * 1e7) ** 2)
+    assert model.mse_ > 0  # x*x (about 1e15) is treated as overflow: the search cannot find it
+    assert ExhaustiveSR(max_size=5, ops="add,mul").fit(x, x[:, 0] ** 2).mse_ < 1e-20

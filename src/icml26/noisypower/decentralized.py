@@ -319,8 +319,14 @@ def decentralized_pca(
         patience = max(100, int(np.ceil(3 * np.log(2) / rel_gap)))
     if X0 is None:
         X0 = np.random.default_rng(seed).standard_normal((d, k))
-    X0 = qr_pos(np.asarray(X0, dtype=float))[0]
-    reference = qr_pos(np.asarray(reference, dtype=float))[0]
+    X0, reference = np.asarray(X0, dtype=float), np.asarray(reference, dtype=float)
+    for name, M in (("X0", X0), ("reference", reference)):  # a wrong k would silently change the stopping test
+        if M.shape != (d, k):
+            raise ValueError(f"{name} must have shape {(d, k)} (d, k); got {M.shape}")
+        if not np.all(np.isfinite(M)):
+            raise ValueError(f"{name} has NaN or inf entries")
+    X0 = qr_pos(X0)[0]
+    reference = qr_pos(reference)[0]
     if backend == "sim":
         return run_decentralized(
             SimNetwork(W),

@@ -268,7 +268,11 @@ def _power_loop(
     t = 0
     while True:
         # Rayleigh-Ritz of the current block X_t from the product A X_t the update needs anyway
-        AX = matmat(X)  # (d, p) exact product
+        AX = np.asarray(matmat(X), dtype=float)  # (d, p) exact product
+        if AX.shape != X.shape:
+            raise ValueError(f"the operator returned shape {AX.shape} for a block of shape {X.shape}")
+        if not np.all(np.isfinite(AX)):
+            raise ValueError(f"the operator returned NaN or inf (iteration {t})")
         n_matvecs += p
         H = X.T @ AX  # (p, p)
         theta, V = np.linalg.eigh(0.5 * (H + H.T))
@@ -294,6 +298,14 @@ def _power_loop(
             R_inv = np.linalg.solve(R, np.eye(p)) if np.all(np.abs(np.diag(R)) > 0) else np.linalg.pinv(R)
         X_prev, X = X, X_new
         hist["noise_norm"].append(0.0 if exact else float(np.linalg.norm(G, 2)))
+    if theta[-1] < -1e-8 * max(abs(float(theta[0])), abs(float(theta[-1]))):
+        # a negative Rayleigh quotient proves A is not PSD; the power iteration then converges to the
+        # eigenvalues of largest *magnitude*, which are not the top-k eigenspace it would report
+        raise ValueError(
+            f"operator is not positive semidefinite (Ritz value {float(theta[-1]):.6g} < 0): the power method "
+            "finds the eigenvalues of largest magnitude, not the largest ones; shift it to A + c I with c >= "
+            "-lambda_min"
+        )
     if not converged:
         logger.warning("%s did not reach tol=%.1e in %d iterations", method.upper(), tol, max_iter)
     return PowerResult(basis, theta, t, n_matvecs, converged, beta_val, method, hist)

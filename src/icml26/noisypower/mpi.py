@@ -50,7 +50,7 @@ class MPINetwork:
         self.neighbours = [j for j in range(self.n_nodes) if j != rank and self.W[rank, j] != 0]
         self.w_self = float(self.W[rank, rank])
         self.w_neighbours = self.W[rank, self.neighbours]  # (deg,)
-        self.degrees = ((np.abs(self.W) > 0).sum(axis=1) - 1).astype(int)
+        self.degrees = ((self.W != 0) & ~np.eye(self.n_nodes, dtype=bool)).sum(axis=1)  # neighbours; W_ii may be 0
         self.graph_comm = comm.Create_dist_graph_adjacent(self.neighbours, self.neighbours, reorder=False)
 
     def gossip(self, S: np.ndarray) -> np.ndarray:

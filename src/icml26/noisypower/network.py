@@ -151,7 +151,7 @@ class SimNetwork:
         self.W = np.asarray(W, dtype=float)
         self.n_nodes = self.W.shape[0]
         self.node_ids = np.arange(self.n_nodes)
-        self.degrees = ((np.abs(self.W) > 0).sum(axis=1) - 1).astype(int)
+        self.degrees = ((self.W != 0) & ~np.eye(self.n_nodes, dtype=bool)).sum(axis=1)  # neighbours; W_ii may be 0
 
     def gossip(self, S: np.ndarray) -> np.ndarray:
         """One round: ``S_i <- sum_j W_ij S_j`` for stacked ``S`` of shape (n, d, k)."""

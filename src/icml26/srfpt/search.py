@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ import numpy as np
 import sympy
 
 from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
-from icml26.srfpt.enumerate import Library, SearchSpaceTooLarge, enumerate_library
+from icml26.srfpt.enumerate import _BIG, Library, SearchSpaceTooLarge, enumerate_library
 from icml26.srfpt.fit import Tree, eval_tree, fit_tree, model_sympy, node_tree, score_library, tree_constants
 from icml26.srfpt.primitives import DEFAULT_OPS, parse_ops
 
@@ -140,6 +141,9 @@ class ExhaustiveSR:
         consts = tuple(float(c) for c in self.constants)
         if not all(math.isfinite(c) for c in consts):
             raise ValueError(f"constants must be finite; got {consts}")
+        if isinstance(self.n_probe, bool) or not isinstance(self.n_probe, (int, np.integer)) or self.n_probe < 2:
+            # one probe row makes every non-leaf tree look constant: constant folding then drops them all
+            raise ValueError(f"n_probe must be an integer >= 2; got {self.n_probe!r}")
         mode, bound = ("depth", self.max_depth) if self.max_depth is not None else ("size", self.max_size)
         if int(bound) != bound or bound < (1 if mode == "size" else 0):
             raise ValueError(f"max_{mode} must be a positive integer; got {bound!r}")
@@ -157,6 +161,18 @@ class ExhaustiveSR:
         else:  # a random subset of the rows, without duplicate points
             probes = np.unique(X[rng.choice(n, min(n, 4 * self.n_probe), replace=False)], axis=0)
             probes = probes[rng.permutation(len(probes))[: self.n_probe]]
+        if len(probes) < 2:
+            raise ValueError(
+                "fewer than 2 distinct probe rows (are all rows of X identical?): "
+                "no function of X can be told from a constant"
+            )
+        if float(np.max(np.abs(probes))) ** 2 >= _BIG:
+            warnings.warn(
+                f"|X| reaches {float(np.max(np.abs(probes))):.3g}: values of magnitude >= {_BIG:.0e} are treated as "
+                "overflow, so products such as x*x are discarded from the search; rescale the columns",
+                UserWarning,
+                stacklevel=2,
+            )
         lib = enumerate_library(
             prims,
             probes,
