@@ -72,3 +72,25 @@ def test_cli_file_errors(tmp_path):
         main(["evaluate", str(tmp_path / "none.nc"), "--truth", "t.nc"])
     with pytest.raises(SystemExit):
         main(["train", "--stage", "sideways", "--data", "x", "--checkpoint", "y"])
+
+
+def test_evaluate_reads_the_truth_like_the_init_a_wb2_file(tmp_path):
+    """A WeatherBench2/ERA5-style file (latitude/longitude, descending latitude, a level and an ensemble
+    ``number`` dimension) used as --init must also be usable as --truth for the same forecast."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lat, lon = np.linspace(78.75, -78.75, 8), np.arange(16) * 22.5
+    times = np.datetime64("2017-01-01T00") + np.arange(5) * np.timedelta64(12, "h")
+    z = 5e4 + 1e3 * rng.standard_normal((2, 5, 2, 8, 16))  # (number, time, level, lat, lon)
+    ds = xr.Dataset(
+        {"z": (("number", "time", "level", "latitude", "longitude"), z)},
+        coords={"number": [0, 1], "time": times, "level": [500, 850], "latitude": lat, "longitude": lon},
+    )
+    data, det, fc = tmp_path / "wb2.nc", tmp_path / "det.pt", tmp_path / "fc.nc"
+    ds.to_netcdf(data)
+    train = ["train", "--stage", "det", "--data", str(data), "--variables", "z_500", "--preset", "smoke"]
+    assert main([*train, "--steps", "1", "--device", "cpu", "--checkpoint", str(det)]) == 0
+    forecast = ["forecast", "--checkpoint", str(det), "--init", str(data), "--time", "1", "--members", "2"]
+    assert main([*forecast, "--steps", "2", "--out", str(fc), "--device", "cpu"]) == 0
+    assert main(["evaluate", str(fc), "--truth", str(data)]) == 0

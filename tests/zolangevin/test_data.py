@@ -63,3 +63,15 @@ def test_user_image_validation(tmp_path):
         load_user_image(tmp_path / "x.jpg", 8)
     with pytest.raises(ValueError, match="unknown data set"):
         load_images("cifar")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_shapes_test_split_never_repeats_training_images(seed):
+    # the claim and `invert` draw test images with default_rng(seed) while the prior trains on the default
+    # train stream default_rng(0): with the same stream the first test image was a training image
+    train = load_images("shapes", size=8, n=500)
+    test = load_images("shapes", split="test", size=8, n=3, rng=np.random.default_rng(seed))
+    dist = np.abs(test[:, None] - train[None]).max(axis=(2, 3))  # (3, 500)
+    assert dist.min() > 1e-6
+    again = load_images("shapes", split="test", size=8, n=3, rng=np.random.default_rng(seed))
+    assert np.array_equal(test, again)  # still seeded

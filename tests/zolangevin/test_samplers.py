@@ -66,3 +66,13 @@ def test_bad_sampler_arguments():
         langevin(target, np.zeros((2, 2)), step=0.1, n_steps=2)
     with pytest.raises(ValueError, match="shape"):
         langevin(target, np.zeros(2), step=0.1, grad=target.grad, n_steps=2)
+
+
+@pytest.mark.parametrize("name", ["mala", "ula", "vr-zo"])
+def test_non_finite_start_is_rejected(name):
+    # MALA used to carry a NaN chain silently (every proposal rejected) and report a normal acceptance rate
+    target = GaussianMixture.two_modes(2)
+    x0 = np.zeros((3, 2))
+    x0[1, 0] = np.nan
+    with pytest.raises(ValueError, match=r"x0 contains NaN or inf.*chain 1"):
+        run_sampler(name, target, x0, step=0.1, n_steps=3, rng=np.random.default_rng(0))

@@ -125,14 +125,17 @@ def _forecast(args) -> int:
 def _evaluate(args) -> int:
     import xarray as xr
 
+    from icml26.ucast.data import load_wb2
     from icml26.ucast.evaluate import evaluate_forecast
 
     if not Path(args.forecast).is_file():
         raise OSError(f"no forecast file {args.forecast}")
     if not Path(args.truth).is_file():
         raise OSError(f"no truth file {args.truth}")
-    with xr.open_dataset(args.forecast) as f, xr.open_dataset(args.truth) as t:
-        fc, truth = f.load(), t.load()
+    with xr.open_dataset(args.forecast) as f:
+        fc = f.load()
+    # read the truth like --init (lat/lon names and order, levels split into z_500-style names, number)
+    truth = load_wb2(args.truth, [v for v in fc.data_vars if "member" in fc[v].dims])
     if "trajectory" in truth.dims:
         truth = truth.isel(trajectory=args.trajectory)
     scores = evaluate_forecast(fc, truth)

@@ -102,6 +102,8 @@ def load_images(
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     rng = rng if rng is not None else np.random.default_rng(0 if split == "train" else 1)
     if name == "shapes":
+        if split == "test":  # a stream tagged with the split: default_rng(0) must not replay the train images
+            rng = np.random.default_rng([int(rng.integers(2**32)), 1])
         return synthetic_shapes(n or 10_000, size, rng)
     folder = _mnist_dir() if name == "mnist" else _fashion_dir()
     if folder is None:

@@ -78,6 +78,8 @@ def _validate(x0, n_steps, query_budget, burn_in, thin) -> np.ndarray:
     x0 = np.array(x0, dtype=np.float64)
     if x0.ndim != 2:
         raise ValueError(f"x0 must have shape (n_chains, d), got {x0.shape}")
+    if not np.isfinite(x0).all():
+        raise ValueError(f"x0 contains NaN or inf (first at chain {int(np.argwhere(~np.isfinite(x0))[0, 0])})")
     if n_steps is None and query_budget is None:
         raise ValueError("give n_steps or query_budget")
     if n_steps is not None and int(n_steps) < 1:
