@@ -43,6 +43,14 @@ def test_csv_loader(tmp_path):
         load_sites_csv(tmp_path / "none.csv")
 
 
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_csv_loader_rejects_non_finite_coordinates(tmp_path, bad):
+    f = tmp_path / "sites.csv"
+    f.write_text(f"x,y\n1,2\n{bad},4\n")
+    with pytest.raises(ValueError, match=r"sites.csv:3: coordinates must be finite"):
+        load_sites_csv(f)
+
+
 @pytest.mark.parametrize("spec", ["text:", "text:I$", "lieb:x", "lieb:-3", "hexagon:3"])
 def test_bad_structure_specs(spec):
     with pytest.raises(ValueError):
@@ -78,3 +86,9 @@ def test_cli_bad_input(tmp_path):
         main(["train-agent", "--algo", "ppo", "--out", str(tmp_path / "a.npz")])
     with pytest.raises(SystemExit):
         main(["plan", "--target", "text:HI", "--size", "10by10"])
+
+
+def test_cli_size_with_random_molecules_is_not_silently_ignored(tmp_path):
+    out = tmp_path / "p.json"
+    with pytest.raises(ValueError, match="--size applies only to a molecules CSV"):
+        main(["plan", "--target", "text:HI", "--molecules", "random:30", "--size", "80x80", "--out", str(out)])

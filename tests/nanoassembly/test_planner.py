@@ -146,6 +146,20 @@ def test_bad_options():
         plan_assembly([[0, 0], [4, 4]], [[1, 1], [2, 1]], (5, 5), half_width=1.0)
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [("half_width", float("nan"), "half_width"), ("half_width", -1.0, "half_width"), ("metric", "chebyshev", "metric")],
+)
+def test_plan_file_with_bad_geometry_is_rejected(field, value, match):
+    """A NaN or negative half-width would make every corridor check pass: verify_plan must never see it."""
+    starts, targets, shape = make_instance(block_sites(9), 12, seed=0)
+    data = plan_assembly(starts, targets, shape).to_json()
+    data["moves"] = [dict(m, step=0) for m in data["moves"]]  # everything in one layer: not a valid plan
+    data[field] = value
+    with pytest.raises(ValueError, match=f"malformed plan file: {match}"):
+        Plan.from_json(data)
+
+
 def test_malformed_plan_files(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

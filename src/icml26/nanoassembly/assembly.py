@@ -90,6 +90,11 @@ class Plan:
             raise ValueError(f"malformed plan file: {type(exc).__name__}: {exc}") from None
         if len(shape) != 2 or len(target_of) != len(starts):
             raise ValueError("malformed plan file: shape must have 2 entries and target_of one per molecule")
+        if metric not in METRICS:
+            raise ValueError(f"malformed plan file: metric must be one of {METRICS}; got {metric!r}")
+        if not (np.isfinite(half_width) and half_width > 0):
+            # a NaN or non-positive half-width would switch off every corridor check of verify_plan
+            raise ValueError(f"malformed plan file: half_width must be a positive number; got {half_width}")
         if any(not 0 <= m["molecule"] < len(starts) or len(m["path"]) < 2 for m in moves):
             raise ValueError("malformed plan file: a move names an unknown molecule or has fewer than 2 waypoints")
         return cls(shape, starts, targets, target_of, moves, metric, half_width, dict(data.get("stats", {})))

@@ -11,7 +11,7 @@ def _plan(args) -> int:
     import numpy as np
 
     from icml26.nanoassembly.assembly import plan_assembly
-    from icml26.nanoassembly.data import load_sites_csv, make_instance, random_molecules, structure
+    from icml26.nanoassembly.data import load_sites_csv, random_molecules, structure
 
     targets = structure(args.target, np.random.default_rng(args.seed))
     if args.molecules.lower().endswith(".csv"):
@@ -20,9 +20,9 @@ def _plan(args) -> int:
             raise ValueError("--size WxH is required when molecules come from a CSV file")
         shape = args.size
     else:
+        if args.size is not None:  # random layouts choose their own surface (about 12 % coverage)
+            raise ValueError("--size applies only to a molecules CSV; random:M picks the surface size itself")
         starts, targets, shape = random_molecules(args.molecules, targets, seed=args.seed)
-        if args.size is not None:
-            starts, targets, shape = make_instance(targets, len(starts), seed=args.seed)
     plan = plan_assembly(starts, targets, shape, metric=args.metric, half_width=args.half_width, n_tips=args.tips)
     plan.save(args.out)
     s = plan.stats

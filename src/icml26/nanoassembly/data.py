@@ -157,6 +157,8 @@ def load_sites_csv(path: str | Path) -> np.ndarray:
             x, y = float(parts[0]), float(parts[1])
         except ValueError:
             raise ValueError(f"{path}:{k}: not a number: {line!r}") from None
+        if not (np.isfinite(x) and np.isfinite(y)):
+            raise ValueError(f"{path}:{k}: coordinates must be finite numbers; got {line!r}")
         if x != int(x) or y != int(y):
             raise ValueError(f"{path}:{k}: site ({x}, {y}) is off the lattice (coordinates must be integers)")
         rows.append((int(x), int(y)))
