@@ -140,3 +140,33 @@ def test_single_cell_perturbation_is_rejected(small_screen):
     one = small_screen[keep].copy()
     with pytest.raises(ValueError, match=r"single cell.*'P001'"):
         DEGReference.from_anndata(one, scale="counts", **KW)
+
+
+def test_reference_options_are_not_silently_ignored(halves):
+    real, preds = halves
+    ref = DEGReference.from_anndata(real, scale="counts", **KW)
+    pred = preds["technical_duplicate"]
+    with pytest.raises(ValueError, match="deg_mode configure the reference"):
+        evaluate(pred, ref, deg_mode="vscontrol", **KW)  # would silently keep the vsrest weights
+    with pytest.raises(ValueError, match="layer"):
+        evaluate(pred, ref, layer="log", **KW)
+    with pytest.raises(ValueError, match="scale='log1p' but the DEGReference was built with scale='counts'"):
+        evaluate(pred, ref, scale="log1p", **KW)
+    with pytest.raises(ValueError, match="control='ctrl'"):
+        evaluate(pred, ref, perturbation_key="perturbation", control="ctrl")
+    same = evaluate(pred, ref, scale="counts", **KW).table  # consistent options are fine
+    pd.testing.assert_frame_equal(same, evaluate(pred, ref, **KW).table)
+
+
+@pytest.mark.filterwarnings("ignore:Variable names are not unique:UserWarning")  # anndata, on purpose
+def test_duplicated_gene_names_get_a_clear_error(halves):
+    real, preds = halves
+    names = list(real.var_names)
+    names[1] = names[0]
+    dup_real, dup_pred = real.copy(), preds["technical_duplicate"].copy()
+    dup_real.var_names, dup_pred.var_names = names, names
+    a = evaluate(dup_pred, dup_real, scale="counts", **KW).table  # same order: no alignment needed
+    pd.testing.assert_frame_equal(a, evaluate(preds["technical_duplicate"], real, scale="counts", **KW).table)
+    shuffled = dup_pred[:, ::-1].copy()
+    with pytest.raises(ValueError, match=r"duplicated gene names \['gene0'\]"):
+        evaluate(shuffled, dup_real, scale="counts", **KW)

@@ -39,6 +39,7 @@ def test_mirt_calibration_runs():
     true = random_bank(12, rng, "mirt2pl", n_dims=2)
     bank, _ = calibrate(true.sample(rng.normal(size=(400, 2)), rng), "mirt2pl", n_dims=2, n_quad=9, max_iter=50)
     assert bank.a.shape == (12, 2) and bank.model == "mirt2pl"
+    assert np.corrcoef(bank.b, true.b)[0, 1] > 0.95  # the fit recovers the item difficulties
 
 
 def test_uninformative_items_and_empty_examinees_are_excluded_with_warning():

@@ -87,6 +87,22 @@ def test_mirt_map_matches_optimiser_and_eap_is_close():
     np.testing.assert_allclose(eap, theta, atol=0.2)
 
 
+def test_mirt_standard_errors_invert_the_information_matrix():
+    # Correlated loadings: the marginal SE is sqrt(diag(I^-1)), larger than 1 / sqrt(I_dd).
+    rng = np.random.default_rng(7)
+    a = np.tile([[1.5, 1.0], [1.2, 1.1], [1.0, 1.3], [0.9, 0.8]], (5, 1))
+    bank = ItemBank(a, rng.normal(size=20), None, "mirt2pl")
+    x = bank.sample(rng.normal(size=(3, 2)), rng)
+    for method, precision in (("map", 1.0), ("mle", 0.0)):
+        x_mixed = x.copy()
+        x_mixed[:, :2] = [1.0, 0.0]  # finite MLE
+        theta, se = estimate_ability(bank, x_mixed, method)
+        p = bank.prob(theta)
+        for i in range(3):
+            info = (a.T * (p[i] * (1 - p[i]))) @ a + precision * np.eye(2)  # slow obvious reference
+            np.testing.assert_allclose(se[i], np.sqrt(np.diag(np.linalg.inv(info))), rtol=1e-6)
+
+
 def test_estimation_recovers_ability_on_many_examinees():
     rng = np.random.default_rng(6)
     bank = random_bank(200, rng)

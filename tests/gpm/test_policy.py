@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from icml26.gpm.data import random_bank, simulate
+from icml26.gpm.irt import ItemBank
 from icml26.gpm.policy import BOBCATSelector, GPMSelector, _TorchBank, inner_path, rollout
 from icml26.gpm.selectors import TestState
 from icml26.testing import check_estimator_like
@@ -81,5 +82,31 @@ def test_bad_policy_input(tmp_path):
     sel = GPMSelector(bank, epochs=0, test_length=3).fit(np.ones((2, 10)))
     with pytest.raises(ValueError, match="trained for 10 items"):
         sel.select(random_bank(12, np.random.default_rng(0)), state, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="another bank"):  # same size, other items: not silently used
+        sel.select(random_bank(10, np.random.default_rng(6)), state, np.random.default_rng(0))
+    same = ItemBank(bank.a[:, 0].copy(), bank.b.copy())  # an equal bank (e.g. re-read from CSV) is fine
+    assert sel.select(same, state, np.random.default_rng(0)).shape == (1,)
     with pytest.raises(OSError):
         GPMSelector.load(tmp_path / "none.pt")
+
+
+def test_sparse_training_examinees_do_not_shorten_the_simulated_tests(monkeypatch):
+    import icml26.gpm.policy as policy_module
+
+    d = simulate(50, 20, np.random.default_rng(7))
+    x = d.responses.copy()
+    x[0, 2:] = np.nan  # one examinee answered 2 items: a 1-item query pool
+    seen = []
+    real_rollout = policy_module.rollout
+
+    def spy(policy, tb, xb, *args, **kwargs):
+        seen.append((xb.shape[0], args[2]))  # batch size, number of simulated selections
+        return real_rollout(policy, tb, xb, *args, **kwargs)
+
+    monkeypatch.setattr(policy_module, "rollout", spy)
+    with pytest.warns(UserWarning, match="excluding 1 training examinee"):
+        GPMSelector(d.bank, epochs=1, test_length=10, hidden=8, batch_size=64).fit(x)
+    assert seen == [(49, 10)]
+    x[:] = np.nan  # nobody has a query pool: a clear error, not a torch stack error
+    with pytest.raises(ValueError, match="at least 2 observed responses"):
+        GPMSelector(d.bank, epochs=1, test_length=10, hidden=8).fit(x)

@@ -159,14 +159,19 @@ class Evaluation:
 def _pred_pseudobulk(pred, ref: DEGReference, perturbation_key, control, scale, layer):
     labels = _labels(pred, perturbation_key, "pred")
     genes_pred = pd.Index(pred.var_names.astype(str))
-    if not genes_pred.equals(ref.genes):
+    if genes_pred.equals(ref.genes):
+        order = np.arange(len(ref.genes))  # same genes in the same order (duplicated names included)
+    else:
+        if genes_pred.has_duplicates or ref.genes.has_duplicates:
+            dups = set(genes_pred[genes_pred.duplicated()]) | set(ref.genes[ref.genes.duplicated()])
+            raise ValueError(f"cannot align pred and real by var_names: duplicated gene names [{_listing(dups)}]")
         missing, extra = set(ref.genes) - set(genes_pred), set(genes_pred) - set(ref.genes)
-        if missing or extra or genes_pred.has_duplicates:
+        if missing or extra:
             raise ValueError(
                 "pred and real have different genes: "
                 f"missing in pred: [{_listing(missing)}]; only in pred: [{_listing(extra)}]"
             )
-    order = genes_pred.get_indexer(ref.genes)  # align by var_names
+        order = genes_pred.get_indexer(ref.genes)  # align by var_names
     X = _matrix(pred, layer, "pred")
     check_scale(X, scale, "pred")
     pred_perts = set(labels) - {control}
@@ -227,6 +232,18 @@ def evaluate(
         raise ValueError(f"control_reference must be 'real' or 'pred'; got {control_reference!r}")
     if isinstance(real, DEGReference):
         ref = real
+        # A reference is summarised once: options that would build it differently must not be dropped silently.
+        ignored = sorted(reference_kwargs) + (["layer"] if layer is not None else [])
+        if ignored:
+            raise ValueError(
+                f"{', '.join(ignored)} configure the reference; real is an already built DEGReference "
+                "(build it with DEGReference.from_anndata(..., " + ", ".join(f"{k}=..." for k in ignored) + "))"
+            )
+        for name, value in (("scale", scale), ("control", control)):
+            if name == "control" or value is not None:
+                built = ref.settings.get(name, value)
+                if value != built:
+                    raise ValueError(f"{name}={value!r} but the DEGReference was built with {name}={built!r}")
     else:
         if scale is None:
             raise ValueError("state the scale of real: scale='counts' or scale='log1p'")

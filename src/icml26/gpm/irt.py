@@ -187,7 +187,8 @@ def estimate_ability(
     -------
     theta : array of shape (n_examinees,) or (n_examinees, D)
     se : array of the same shape
-        1 / sqrt(information) for MLE / MAP (posterior curvature for MAP), posterior SD for EAP.
+        sqrt(diag(I^-1)) for MLE / MAP (I: Fisher information, plus the prior precision for MAP; for D = 1
+        that is 1 / sqrt(I)), posterior SD for EAP.
     """
     x = check_responses(responses, bank.n_items)
     if method not in ("mle", "map", "eap"):
@@ -229,9 +230,24 @@ def _fisher_scoring(bank: ItemBank, x: np.ndarray, precision: float, n_iter: int
     w = (p - bank.c) / (p * (1 - bank.c)) * obs
     h = w * (p - bank.c) * (1 - p) / (1 - bank.c)
     info = np.einsum("nj,jd,je->nde", h, bank.a, bank.a) + precision * eye
-    with np.errstate(divide="ignore"):
-        se = 1.0 / np.sqrt(np.diagonal(info, axis1=1, axis2=2))
-    return theta, se
+    return theta, _standard_errors(info)
+
+
+def _standard_errors(info: np.ndarray) -> np.ndarray:
+    """sqrt(diag(I^-1)) for a batch of information matrices (N, D, D); inf where I is singular.
+
+    For D > 1 the marginal SE of each ability needs the inverse, not 1 / sqrt(I_dd) (which ignores the
+    correlation between dimensions and understates the SE).
+    """
+    if info.shape[1] == 1:
+        with np.errstate(divide="ignore"):
+            return 1.0 / np.sqrt(info[:, :, 0])
+    se = np.full(info.shape[:2], np.inf)
+    diag = np.diagonal(info, axis1=1, axis2=2)
+    ok = np.linalg.det(info) > 1e-12 * np.maximum(np.prod(diag, axis=1), 1e-300)
+    if ok.any():
+        se[ok] = np.sqrt(np.diagonal(np.linalg.inv(info[ok]), axis1=1, axis2=2))
+    return se
 
 
 def quadrature_grid(n_dims: int, n_quad: int, prior_sd: float = 1.0) -> tuple[np.ndarray, np.ndarray]:

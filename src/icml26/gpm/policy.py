@@ -24,13 +24,14 @@ Training simulates adaptive tests on training examinees, differentiably:
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from icml26.gpm.evaluate import split_pool
+from icml26.gpm.evaluate import Split, split_pool
 from icml26.gpm.irt import ItemBank, check_responses
 from icml26.gpm.selectors import Selector, TestState, _masked_argmax
 
@@ -210,13 +211,29 @@ class GPMSelector(Selector):
         rng = np.random.default_rng(self.seed)
         torch_gen = torch.Generator().manual_seed(self.seed)
         split = split_pool(x_np, rng, heldout_frac)
+        # Every simulated training test has the same length: an examinee whose query pool is shorter would
+        # silently shorten it for everyone, so such examinees are left out (with a warning) instead.
+        pool_size = split.pool.sum(axis=1)
+        n_steps = int(min(self.test_length, pool_size.max()))
+        short = pool_size < n_steps
+        if short.any():
+            warnings.warn(
+                f"excluding {int(short.sum())} training examinee(s) whose query pool has fewer than {n_steps} "
+                f"items (the simulated test length): rows {np.flatnonzero(short)[:10].tolist()}",
+                UserWarning,
+                stacklevel=2,
+            )
+            x_np, split = x_np[~short], Split(split.pool[~short], split.heldout[~short])
+            if x_np.shape[0] < 2:
+                raise ValueError(f"training needs at least 2 examinees with {n_steps} or more answered pool items")
+        if n_steps < 1:
+            raise ValueError("training needs examinees with at least 2 observed responses (a pool and a held-out item)")
         x = torch.as_tensor(np.nan_to_num(x_np), dtype=torch.float32)
         pool, held = torch.as_tensor(split.pool), torch.as_tensor(split.heldout).to(torch.float32)
         tb = _TorchBank(self.bank)
         torch.manual_seed(self.seed)
         policy = SelectionPolicy(self.bank.n_items, self.hidden, self.dropout)
         opt = torch.optim.Adam(policy.parameters(), lr=self.lr)
-        n_steps = int(min(self.test_length, pool.sum(1).min()))
         history = []
         policy.train()
         for epoch in range(self.epochs):
@@ -249,6 +266,8 @@ class GPMSelector(Selector):
         self._check_fitted()
         if bank.n_items != self.bank.n_items:
             raise ValueError(f"the policy was trained for {self.bank.n_items} items, the bank has {bank.n_items}")
+        if bank is not self.bank and not _same_bank(bank, self.bank):
+            raise ValueError("the policy was trained for another bank (same size, different item parameters)")
         tb = _TorchBank(self.bank)
         asked = ~np.isnan(state.responses)
         x = torch.as_tensor(np.nan_to_num(state.responses), dtype=torch.float32)
@@ -281,6 +300,13 @@ class GPMSelector(Selector):
         sel.policy_.eval()
         sel.history_ = blob["history"]
         return sel
+
+
+def _same_bank(a: ItemBank, b: ItemBank) -> bool:
+    """Equal item parameters up to the 6 significant digits of a bank CSV."""
+    return a.a.shape == b.a.shape and all(
+        np.allclose(u, v, rtol=1e-5, atol=1e-8) for u, v in ((a.a, b.a), (a.b, b.b), (a.c, b.c))
+    )
 
 
 def BOBCATSelector(bank: ItemBank, **kwargs) -> GPMSelector:
