@@ -107,9 +107,10 @@ def test_scripted_push_works_on_calibrated_tip_and_random_does_not():
     assert evaluate(env, RandomAgent(env.action_space, 0), 20, seed=2)["success_rate"] <= 0.3
 
 
-def test_assemble_without_noise_completes_without_collisions():
+@pytest.mark.parametrize("seed", [0, 57])
+def test_assemble_without_noise_completes_without_collisions(seed):
     cfg = EnvConfig(landing_noise=0.0, jump_margin=10.0, drift_per_step=0.0)
-    starts, targets, shape = make_instance(text_sites("HI"), 30, seed=int(np.random.default_rng().integers(100)))
+    starts, targets, shape = make_instance(text_sites("HI"), 30, seed=seed)
     plan = plan_assembly(starts, targets, shape)
     info, _ = execute_plan(AssembleEnv(plan, config=cfg), ScriptedPush(cfg), seed=0)
     assert info["completion"] == 1.0 and info["collisions"] == 0
@@ -118,9 +119,12 @@ def test_assemble_without_noise_completes_without_collisions():
 def test_q_agent_learns_and_roundtrips(tmp_path):
     cfg = preset("tip-changes")
     agent = QLearningAgent(cfg, seed=0)
+    before = evaluate(MoveMoleculeEnv(cfg), agent, 60, seed=5)["success_rate"]
     curve = agent.train(MoveMoleculeEnv(cfg), 300, seed=0)
     assert len(curve) == 300
     assert (agent.q > -10).sum() > 10  # it visited and updated states
+    after = evaluate(MoveMoleculeEnv(cfg), agent, 60, seed=5)["success_rate"]
+    assert after >= 0.97 and after >= before, (before, after)  # training reaches near-perfect moves
     path = tmp_path / "agent.npz"
     agent.save(path)
     loaded = QLearningAgent.load(path, cfg)
