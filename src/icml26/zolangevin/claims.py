@@ -128,6 +128,7 @@ def _plot_dims(rows):
 
 
 def _nlc_targets(dim: int):
+    """Targets of the non-log-concave claim with their step sizes h."""
     return {
         "gmm (0.3/0.7)": (GaussianMixture.two_modes(dim, separation=1.5, weights=(0.3, 0.7)), 0.02),
         "double-well (tilted)": (DoubleWell(dim, barrier=1.0, tilt=0.3), 0.01),
@@ -180,8 +181,12 @@ def non_log_concave(scale: Scale, seed: int) -> ClaimResult:
             measured[f"{k} {name}"] = r["vr-zo"][k]
             baselines[f"{k} {name} zo b=4"] = r["zo b=4"][k]
     for q in sorted(set(cfg.q_sweep) | {cfg.q}):
-        worst = max(sweep[name][q]["var err"] for name in sweep)
-        measured[f"worst var err q={q}"] = min(worst, 1e6)
+        # a run diverged when any target's chains left the finite range (see _finite); the worst variance
+        # error is reported only for runs that did not diverge (NaN otherwise, which the seed aggregation
+        # skips), and divergence is reported as 0/1 per seed, so its mean over seeds is the fraction
+        diverged = any(not np.isfinite(sweep[name][q]["var err"]) for name in sweep)
+        measured[f"diverged runs q={q}"] = float(diverged)
+        measured[f"worst var err q={q}"] = np.nan if diverged else max(sweep[name][q]["var err"] for name in sweep)
     reason = (
         ""
         if verdict == "holds"
@@ -202,12 +207,20 @@ def _plot_sweep(sweep, q_default):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.4))
+    finite = [e for by_q in sweep.values() for r in by_q.values() if np.isfinite(e := r["var err"])]
+    top = 2 * max([*finite, TOL["var err"]])  # diverged runs are drawn as crosses at this height
     for name, by_q in sweep.items():
         qs = sorted(by_q)
-        ax.plot(qs, [min(by_q[q]["var err"], 10.0) for q in qs], marker="o", label=name)
+        errs = np.array([by_q[q]["var err"] for q in qs], dtype=float)
+        bad = ~np.isfinite(errs)
+        (line,) = ax.plot(qs, np.where(bad, np.nan, errs), marker="o", label=name)
+        if bad.any():
+            ax.plot(np.array(qs)[bad], np.full(bad.sum(), top), "x", color=line.get_color(), ms=9, mew=2)
+    if any(not np.isfinite(r["var err"]) for by_q in sweep.values() for r in by_q.values()):
+        ax.plot([], [], "x", color="k", ms=9, mew=2, label="diverged")
     ax.axhline(TOL["var err"], color="k", ls="--", lw=0.8, label="tolerance")
     ax.axvline(q_default, color="grey", lw=0.5)
-    ax.set(xscale="log", yscale="log", xlabel="refresh period q", ylabel="mean |Var/Var_true - 1| (capped at 10)")
+    ax.set(xscale="log", yscale="log", xlabel="refresh period q", ylabel="mean |Var/Var_true - 1|")
     qs = sorted(next(iter(sweep.values())))
     ax.set_xticks(qs, [str(q) for q in qs])
     ax.minorticks_off()
@@ -300,7 +313,9 @@ def zo_apmc_near_oracle(scale: Scale, seed: int) -> ClaimResult:
         baselines[f"PSNR {label}"] = mean[m]["psnr"]
         baselines[f"SSIM {label}"] = mean[m]["ssim"]
         baselines[f"coverage90 {label}"] = mean[m]["cov"]
-        baselines[f"forward queries/chain {label}"] = mean[m]["queries"]
+        # the oracle's count is autograd gradient evaluations of the forward model, not forward queries
+        key = "gradient evaluations/chain" if m == "oracle" else "forward queries/chain"
+        baselines[f"{key} {label}"] = mean[m]["queries"]
     if data != cfg.data:
         reason = (reason + " | " if reason else "") + f"{cfg.data} not installed: synthetic shapes used"
     return ClaimResult(

@@ -34,7 +34,7 @@ class NonLogConcaveConfig:
     q_sweep: tuple[int, ...] = (2, 4, 8, 16, 32)
     q: int = 4
     b: int = 4
-    step: float = 0.01
+    """Directions per ZO step. Step sizes are per target (see ``claims._nlc_targets``)."""
 
 
 @dataclass(frozen=True)
