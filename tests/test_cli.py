@@ -127,6 +127,29 @@ def test_reproduce_one_claim_only_merges_with_the_earlier_report_of_the_same_sca
     assert reported() == [("biased-variance-unbiased-v1", "small")], "other scales are not mixed in"
 
 
+def test_partial_update_readme_refuses_a_report_that_does_not_match_the_readme(tmp_path, monkeypatch, capsys):
+    from icml26.report import readme_verdicts
+
+    copy = tmp_path / "fakecopy"
+    shutil.copytree(ROOT / "tests" / "fakesys", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    systems = {"fakecopy": SystemSpec("fakecopy", "t", "s", status="implemented", package="fakecopy")}
+    base = ["reproduce", "fakecopy", "--scale", "smoke", "--update-readme"]
+    assert run([*base, "--out", str(tmp_path / "a")], systems) == 0
+    # a partial run against the report that wrote the README is merged into it
+    assert run([*base, "--out", str(tmp_path / "a"), "--claim", "needs-cluster"], systems) == 0
+    assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured"]
+    readme = (copy / "README.md").read_text()
+    # against another run (other seeds, so other numbers) it is refused and the README is left alone
+    assert (
+        run(["reproduce", "fakecopy", "--scale", "smoke", "--seeds", "2", "--out", str(tmp_path / "b")], systems) == 0
+    )
+    capsys.readouterr()
+    assert run([*base, "--out", str(tmp_path / "b"), "--claim", "needs-cluster"], systems) == 2
+    assert "does not match the README's rows" in one_line_error(capsys)
+    assert (copy / "README.md").read_text() == readme
+
+
 def test_reproduce_all_runs_only_implemented_systems(tmp_path, capsys, fake_spec):
     # the real systems' smoke claims already run in test_registry; here one implemented and one planned system
     planned = dataclasses.replace(SYSTEMS["noisypower"], status="planned")

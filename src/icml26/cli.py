@@ -137,11 +137,15 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
             spread = f" ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s)"
             print(f"  {s.verdict:<13} {s.id}{spread}", flush=True)
 
+        earlier = (load_system_report(out, spec.id) or []) if args.claim else []
+        if args.claim and args.update_readme:  # checked before running: claims may take minutes
+            rerun = {c.id for c in claims}
+            _check_readme_matches(spec, _merge_with_earlier(earlier, [], all_claims, scale), rerun, out)
         summaries = run_claims(claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show)
         crashed |= any(s.verdict == "error" for s in summaries)
         everything += summaries
         if args.claim:  # a partial run updates the earlier report of the same scale instead of replacing it
-            summaries = _merge_with_earlier(load_system_report(out, spec.id) or [], summaries, all_claims, scale)
+            summaries = _merge_with_earlier(earlier, summaries, all_claims, scale)
         write_system_report(spec, summaries, out)
         if args.update_readme:
             update_readme(spec.readme, summaries)
@@ -157,6 +161,19 @@ def _merge_with_earlier(earlier, fresh, all_claims, scale):
     by_id = {s.id: s for s in earlier if s.scale == scale.value}
     by_id.update({s.id: s for s in fresh})
     return [by_id[c.id] for c in all_claims if c.id in by_id]
+
+
+def _check_readme_matches(spec: SystemSpec, earlier, rerun: set[str], out: Path) -> None:
+    """Refuse to put rows from a stale report into the README: the rows kept must be the README's own."""
+    from icml26.report import markdown_row, readme_rows
+
+    current = readme_rows(spec.readme)
+    stale = [s.id for s in earlier if s.id not in rerun and current.get(s.id) != markdown_row(s)]
+    if stale:
+        raise UsageError(
+            f"the report in {out / spec.id} does not match the README's rows for {', '.join(stale)}; "
+            "use the --out of the run that wrote the README, or re-run every claim"
+        )
 
 
 def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSpec]) -> int:

@@ -59,6 +59,19 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def markdown_row(s: ClaimSummary) -> str:
+    """One claim's row of the claims table."""
+    row = (
+        f"`{s.id}` {s.statement}",
+        f"{format_values(s.paper)} ({s.paper_ref})" if s.paper_ref else format_values(s.paper),
+        format_values(s.measured_mean, s.measured_std),
+        format_values(s.baselines_mean, s.baselines_std),
+        f"**{s.verdict}**",
+        str(len(s.seeds)),
+    )
+    return "| " + " | ".join(_cell(c) for c in row) + " |"
+
+
 def markdown_table(summaries: Sequence[ClaimSummary]) -> str:
     """The claims table (paper vs measured) followed by the reasons for non-holding verdicts."""
     if not summaries:
@@ -72,15 +85,7 @@ def markdown_table(summaries: Sequence[ClaimSummary]) -> str:
     ]
     notes = []
     for s in summaries:
-        row = (
-            f"`{s.id}` {s.statement}",
-            f"{format_values(s.paper)} ({s.paper_ref})" if s.paper_ref else format_values(s.paper),
-            format_values(s.measured_mean, s.measured_std),
-            format_values(s.baselines_mean, s.baselines_std),
-            f"**{s.verdict}**",
-            str(len(s.seeds)),
-        )
-        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+        lines.append(markdown_row(s))
         if s.verdict != "holds":
             why = s.reason or (s.error.strip().splitlines()[-1] if s.error else "")
             if why:
@@ -100,6 +105,17 @@ def update_readme(readme: Path, summaries: Sequence[ClaimSummary]) -> None:
     if not _BLOCK.search(text):
         raise ValueError(f"{readme} has no claims block; add the two marker lines:\n{README_BEGIN}\n{README_END}")
     readme.write_text(_BLOCK.sub(lambda _: readme_block(summaries), text, count=1))
+
+
+def readme_rows(readme: Path) -> dict[str, str]:
+    """The rows of a README's generated claims table, keyed by claim id (empty without a block)."""
+    match = _BLOCK.search(readme.read_text()) if readme.is_file() else None
+    rows = {}
+    for line in match.group(0).splitlines() if match else []:
+        found = re.match(r"\| `([^`]+)` ", line)
+        if found:
+            rows[found.group(1)] = line
+    return rows
 
 
 def readme_verdicts(readme: Path) -> list[str] | None:
