@@ -141,3 +141,11 @@ def test_figures_of_later_seeds_are_closed_not_saved(tmp_path):
     run_claim(mean_consistent, "smoke", seeds=2, figure_dir=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mean-consistent-v1-error.png"]
     assert plt.get_fignums() == []
+
+
+def test_runner_reports_progress_before_each_seed():
+    from fakesys.claims import needs_cluster
+
+    started = []
+    run_claims([needs_cluster], "smoke", seeds=[4, 9], on_seed=lambda c, seed, i, n: started.append((c.id, seed, i, n)))
+    assert started == [("fakesys/needs-cluster-v1", 4, 0, 2), ("fakesys/needs-cluster-v1", 9, 1, 2)]

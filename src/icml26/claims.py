@@ -279,6 +279,7 @@ def run_claim(
     scale: Scale | str = Scale.SMOKE,
     seeds: int | Iterable[int] | None = None,
     figure_dir: Path | None = None,
+    on_seed: Callable[[Claim, int, int, int], None] | None = None,
 ) -> ClaimSummary:
     """Run one claim on several seeds and aggregate.
 
@@ -290,6 +291,8 @@ def run_claim(
         A count (seeds ``0 .. n-1``) or explicit seeds; default :attr:`Scale.default_seeds`.
     figure_dir : Path, optional
         Where the first seed's figures are saved as PNG; figures are discarded when omitted.
+    on_seed : callable, optional
+        ``on_seed(claim, seed, i, n)`` is called before the ``i``-th of ``n`` seeds starts (progress).
     """
     scale = Scale.parse(scale)
     if seeds is None:
@@ -304,6 +307,8 @@ def run_claim(
     figures: list[str] = []
     total = 0.0
     for i, seed in enumerate(seed_list):
+        if on_seed is not None:
+            on_seed(claim_obj, seed, i, len(seed_list))
         start = time.perf_counter()
         try:
             result = claim_obj(scale, seed)
@@ -356,12 +361,13 @@ def run_claims(
     seeds: int | Iterable[int] | None = None,
     figure_dir: Path | None = None,
     on_result: Callable[[ClaimSummary], None] | None = None,
+    on_seed: Callable[[Claim, int, int, int], None] | None = None,
 ) -> list[ClaimSummary]:
     """Run every claim (see :func:`run_claim`); ``on_result`` is called after each, e.g. to print progress."""
     seeds = list(seeds) if seeds is not None and not isinstance(seeds, int) else seeds
     summaries = []
     for claim_obj in claims:
-        summary = run_claim(claim_obj, scale, seeds, figure_dir)
+        summary = run_claim(claim_obj, scale, seeds, figure_dir, on_seed)
         summaries.append(summary)
         if on_result is not None:
             on_result(summary)

@@ -141,7 +141,11 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
         if args.claim and args.update_readme:  # checked before running: claims may take minutes
             rerun = {c.id for c in claims}
             _check_readme_matches(spec, _merge_with_earlier(earlier, [], all_claims, scale), rerun, out)
-        summaries = run_claims(claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show)
+
+        def starting(c, seed, i, n):  # progress on stderr: small-scale claims take minutes
+            print(f"  running       {c.id} (seed {seed}, {i + 1}/{n})", file=sys.stderr, flush=True)
+
+        summaries = run_claims(claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show, on_seed=starting)
         crashed |= any(s.verdict == "error" for s in summaries)
         everything += summaries
         if args.claim:  # a partial run updates the earlier report of the same scale instead of replacing it
