@@ -13,6 +13,9 @@ Theorems of the paper are checked in their measurable form (reconstructions, see
 
 from __future__ import annotations
 
+import functools
+import logging
+
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import eigsh
@@ -24,6 +27,23 @@ from icml26.noisypower.decentralized import decentralized_pca
 from icml26.noisypower.method import accelerated_noisy_power_method, noisy_power_method, sin_theta
 from icml26.noisypower.network import make_graph, metropolis_weights
 from icml26.noisypower.noise import AdversarialNoise, GaussianNoise, noise_bound, xu_noise_bound
+
+
+def _expected_stalls(func):
+    """For claims that run past the noise bound or with naive gossip on purpose and measure the stall
+    themselves: the library's "did not reach tol" / "stalled" warnings would only repeat it in the report."""
+
+    @functools.wraps(func)
+    def quiet(*args, **kwargs):
+        log = logging.getLogger("icml26.noisypower")
+        level = log.level
+        log.setLevel(logging.ERROR)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            log.setLevel(level)
+
+    return quiet
 
 
 def _slope(x, y) -> float:
@@ -86,6 +106,7 @@ def accelerated_rate(scale: Scale, seed: int) -> ClaimResult:
     "noiseless NPM; at 3x and 10x the bound it stalls above eps (the condition cannot be relaxed)",
     paper="main theorem (noise conditions) and the lower-bound construction (worst-case optimality); abstract",
 )
+@_expected_stalls
 def noise_tolerance(scale: Scale, seed: int) -> ClaimResult:
     cfg = CENTRALIZED[scale.value]
     rng = np.random.default_rng(seed)
@@ -175,6 +196,7 @@ def _best_rounds(A_local, k, W, method, cfg, X0, U, beta=None):
     "lambda_{k+1}/lambda_k >= 0.95; the naive gossip power method never reaches 1e-6",
     paper="decentralized algorithm and its communication-complexity corollary; abstract",
 )
+@_expected_stalls
 def decentralized_acceleration(scale: Scale, seed: int) -> ClaimResult:
     cfg = DECENTRALIZED[scale.value]
     rng = np.random.default_rng(seed)
