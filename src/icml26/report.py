@@ -107,28 +107,33 @@ def update_readme(readme: Path, summaries: Sequence[ClaimSummary]) -> None:
     readme.write_text(_BLOCK.sub(lambda _: readme_block(summaries), text, count=1))
 
 
-def readme_rows(readme: Path) -> dict[str, str]:
-    """The rows of a README's generated claims table, keyed by claim id (empty without a block)."""
+def _claim_rows(readme: Path) -> dict[str, str] | None:
+    """The rows of a README's generated claims table keyed by claim id; None without a file or a block."""
     match = _BLOCK.search(readme.read_text()) if readme.is_file() else None
+    if not match:
+        return None
     rows = {}
-    for line in match.group(0).splitlines() if match else []:
+    for line in match.group(0).splitlines():
         found = re.match(r"\| `([^`]+)` ", line)
         if found:
             rows[found.group(1)] = line
     return rows
 
 
+def readme_rows(readme: Path) -> dict[str, str]:
+    """The rows of a README's generated claims table, keyed by claim id (empty without a block)."""
+    return _claim_rows(readme) or {}
+
+
 def readme_verdicts(readme: Path) -> list[str] | None:
     """The verdicts in a README's generated claims table, or None when it has no block or no file."""
-    if not readme.is_file():
-        return None
-    match = _BLOCK.search(readme.read_text())
-    if not match:
+    rows = _claim_rows(readme)
+    if rows is None:
         return None
     verdicts = []
-    for line in match.group(0).splitlines():
+    for line in rows.values():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        if len(cells) == len(_COLUMNS) and cells[0].startswith("`"):
+        if len(cells) == len(_COLUMNS):
             verdicts.append(cells[_COLUMNS.index("verdict")].strip("*"))
     return verdicts
 
