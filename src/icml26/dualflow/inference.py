@@ -56,6 +56,15 @@ def _solve(
     return out[-1], counted.nfe
 
 
+def _compressive_field(model: DCFModel):
+    """u_phi as an ODE right-hand side f(tau, x) for the solvers; (B, D) -> (B, D)."""
+
+    def field(tau: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return model.compressive(x, tau.expand(x.shape[0], 1))
+
+    return field
+
+
 @torch.no_grad()
 def compress(
     model: DCFModel,
@@ -69,10 +78,7 @@ def compress(
 ) -> tuple[torch.Tensor, int]:
     """Flow frames from tau = 1 down to level ``tau`` (default 0) with u_phi; (B, D) -> ((B, D), NFE)."""
 
-    def field(tau: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        return model.compressive(x, tau.expand(x.shape[0], 1))
-
-    return _solve(field, x1, 1.0, float(tau), method, rtol, atol, n_steps, max_steps)
+    return _solve(_compressive_field(model), x1, 1.0, float(tau), method, rtol, atol, n_steps, max_steps)
 
 
 @torch.no_grad()
@@ -88,10 +94,7 @@ def decompress(
 ) -> tuple[torch.Tensor, int]:
     """Flow states from level ``tau`` (default 0) up to tau = 1 with u_phi; (B, D) -> ((B, D), NFE)."""
 
-    def field(tau: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        return model.compressive(x, tau.expand(x.shape[0], 1))
-
-    return _solve(field, x0, float(tau), 1.0, method, rtol, atol, n_steps, max_steps)
+    return _solve(_compressive_field(model), x0, float(tau), 1.0, method, rtol, atol, n_steps, max_steps)
 
 
 @torch.no_grad()
