@@ -36,6 +36,8 @@ def check_claims_module(claims: Any, system_id: str, module: Any = None) -> list
             problems.append(f"{c.id}: claim id must start with '{system_id}/'")
         if not c.paper:
             problems.append(f"{c.id}: say where in the paper the claim comes from (paper=...)")
+        if not c.control:
+            problems.append(f"{c.id}: every claim needs a negative control (control=...)")
     if len(set(ids)) != len(ids):
         problems.append(f"{system_id}: duplicate claim ids in CLAIMS")
     if module is not None:
@@ -74,8 +76,28 @@ def check_cli(spec: SystemSpec) -> list[str]:
     return []
 
 
+def check_claim_runs(c: Claim, seed: int = 0) -> list[str]:
+    """Run a claim and its negative control at smoke scale: neither may crash or be slow, and the control
+    must fail (a control that holds means the claim cannot fail). A claim that is ``not-measured`` here
+    (it needs a GPU, say) passes when its control is ``not-measured`` too."""
+    problems = []
+    summary = run_claim(c, Scale.SMOKE, seeds=[seed], with_control=True)
+    for run, label in ((summary, "smoke run"), (summary.control, "negative control")):
+        if run.verdict == "error":
+            problems.append(f"{c.id}: {label} crashed at smoke scale:\n{run.error}")
+        elif run.wall_time_s > SMOKE_CLAIM_SECONDS:
+            problems.append(f"{c.id}: {label} took {run.wall_time_s:.0f} s (> {SMOKE_CLAIM_SECONDS:.0f} s)")
+    if summary.control.verdict != "error" and not summary.control_ok:
+        problems.append(
+            f"{c.id}: its negative control ({c.control}) says {summary.control.verdict!r} where it must say "
+            f"'fails': the claim cannot fail as written"
+        )
+    return problems
+
+
 def check_system(spec: SystemSpec, *, run_smoke_claims: bool = True) -> list[str]:
-    """Every contract of an implemented system: docstring, README, claims (run at smoke scale), CLI."""
+    """Every contract of an implemented system: docstring, README, claims and their negative controls (run at
+    smoke scale; every control must fail), CLI."""
     if not spec.implemented:
         return []
     module = importlib.import_module(spec.module)
@@ -91,11 +113,7 @@ def check_system(spec: SystemSpec, *, run_smoke_claims: bool = True) -> list[str
     problems += check_claims_module(claims, spec.id, claims_module)
     if run_smoke_claims and not problems:
         for c in claims:
-            summary = run_claim(c, Scale.SMOKE, seeds=[0])
-            if summary.verdict == "error":
-                problems.append(f"{c.id}: crashed at smoke scale:\n{summary.error}")
-            elif summary.wall_time_s > SMOKE_CLAIM_SECONDS:
-                problems.append(f"{c.id}: smoke run took {summary.wall_time_s:.0f} s (> {SMOKE_CLAIM_SECONDS:.0f} s)")
+            problems += check_claim_runs(c)
     problems += check_cli(spec)
     return problems
 
