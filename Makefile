@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/icml26 reproduce --all --scale smoke --out reports
+	$(BIN)/icml26 reproduce --all --scale smoke --controls --out reports
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -68,3 +68,22 @@ def test_the_linter_catches_a_forbidden_import(tmp_path):
         env={"PYTHONPATH": str(tmp_path / "src"), "PATH": ""},
     )
     assert result.returncode != 0 and "BROKEN" in result.stdout.upper()
+
+
+def test_the_repo_stands_alone_nothing_reads_or_links_outside_it():
+    """Data, design and paper notes the project needs live in the repo; no file points beside the checkout."""
+    root = Path(__file__).resolve().parents[1]
+    outside = "../" + "shared"  # written in two parts so this test does not find itself
+    beside = "shared/" + "papers", "shared/" + "data", "shared/" + "DESIGN"
+    offenders = []
+    for folder in ("src", "tests", "benchmarks", "docs", ".ci"):
+        for path in (root / folder).rglob("*"):
+            if path.suffix in {".py", ".md", ".txt", ".toml", ".cfg", ".sh", ""} and path.is_file():
+                text = path.read_text(errors="ignore")
+                if outside in text or any(b in text for b in beside):
+                    offenders.append(str(path.relative_to(root)))
+    for name in ("README.md", "CONTRIBUTING.md", "Makefile", "pyproject.toml"):
+        text = (root / name).read_text()
+        if outside in text or any(b in text for b in beside):
+            offenders.append(name)
+    assert not offenders, f"files that reach outside the repo: {offenders}"

@@ -7,20 +7,23 @@ import pytest
 
 from icml26.claims import (
     ClaimResult,
+    ClaimSummary,
+    Interval,
     Scale,
     aggregate_verdict,
     claim,
     run_claim,
     run_claims,
+    t_quantile_975,
 )
 
 
 def test_claim_id_must_be_versioned():
     for bad in ["nosystem", "fake/no-version", "Fake/x-v1", "fake/x-v", "fake/ x-v1"]:
         with pytest.raises(ValueError, match="claim id"):
-            claim(bad, statement="s")
+            claim(bad, statement="s", control="c")
     with pytest.raises(ValueError, match="statement"):
-        claim("fake/x-v1", statement="  ")
+        claim("fake/x-v1", statement="  ", control="c")
 
 
 def test_claim_result_validates_its_fields():
@@ -60,8 +63,8 @@ def test_runner_on_the_fake_system_gives_each_verdict(tmp_path):
     from fakesys.claims import CLAIMS
 
     summaries = run_claims(CLAIMS, Scale.SMOKE, seeds=3, figure_dir=tmp_path)
-    assert [s.verdict for s in summaries] == ["holds", "fails", "not-measured"]
-    holds, fails, unmeasured = summaries
+    assert [s.verdict for s in summaries] == ["holds", "fails", "not-measured", "holds"]
+    holds, fails, unmeasured, _ = summaries
     assert holds.seeds == [0, 1, 2] and holds.seed_verdicts == ["holds"] * 3
     assert holds.figures == ["mean-consistent-v1-error.png"]
     assert (tmp_path / holds.figures[0]).stat().st_size > 1000
@@ -74,8 +77,8 @@ def test_runner_on_the_fake_system_gives_each_verdict(tmp_path):
 def test_runner_aggregates_mean_and_sample_std_over_seeds():
     values = {0: 1.0, 1: 2.0, 5: 6.0}
 
-    @claim("fake/echo-v1", statement="echo the seed's value", paper="none")
-    def echo(scale, seed):
+    @claim("fake/echo-v1", statement="echo the seed's value", paper="none", control="none")
+    def echo(scale, seed, control=False):
         return ClaimResult(
             "holds", measured={"v": values[seed], "twice": 2 * values[seed]}, baselines={"b": -values[seed]}
         )
@@ -89,8 +92,8 @@ def test_runner_aggregates_mean_and_sample_std_over_seeds():
 
 
 def test_runner_ignores_nan_seeds_in_the_mean_and_keeps_only_common_keys():
-    @claim("fake/partial-v1", statement="s", paper="none")
-    def partial(scale, seed):
+    @claim("fake/partial-v1", statement="s", paper="none", control="none")
+    def partial(scale, seed, control=False):
         measured = {"x": math.nan if seed == 1 else float(seed)}
         if seed == 0:
             measured["only-seed-0"] = 1.0
@@ -103,8 +106,8 @@ def test_runner_ignores_nan_seeds_in_the_mean_and_keeps_only_common_keys():
 def test_a_crashing_claim_is_an_error_with_its_traceback_not_a_lost_run(caplog):
     calls = []
 
-    @claim("fake/crash-v1", statement="crashes on seed 1", paper="none")
-    def crash(scale, seed):
+    @claim("fake/crash-v1", statement="crashes on seed 1", paper="none", control="none")
+    def crash(scale, seed, control=False):
         calls.append(seed)
         if seed == 1:
             raise RuntimeError("boom on seed 1")
@@ -118,8 +121,8 @@ def test_a_crashing_claim_is_an_error_with_its_traceback_not_a_lost_run(caplog):
 
 
 def test_a_claim_must_return_a_claim_result():
-    @claim("fake/wrong-type-v1", statement="returns a dict", paper="none")
-    def wrong(scale, seed):
+    @claim("fake/wrong-type-v1", statement="returns a dict", paper="none", control="none")
+    def wrong(scale, seed, control=False):
         return {"verdict": "holds"}
 
     s = run_claim(wrong, "smoke")
@@ -147,5 +150,122 @@ def test_runner_reports_progress_before_each_seed():
     from fakesys.claims import needs_cluster
 
     started = []
-    run_claims([needs_cluster], "smoke", seeds=[4, 9], on_seed=lambda c, seed, i, n: started.append((c.id, seed, i, n)))
+    run_claims([needs_cluster], "smoke", seeds=[4, 9], on_seed=lambda c, seed, i, n, ctl: started.append((c.id, seed, i, n)))
     assert started == [("fakesys/needs-cluster-v1", 4, 0, 2), ("fakesys/needs-cluster-v1", 9, 1, 2)]
+
+
+# --- negative controls and judged (interval) claims -------------------------------------------------------
+
+
+def test_every_claim_needs_a_negative_control_it_can_apply():
+    with pytest.raises(TypeError, match="control"):
+        claim("fake/x-v1", statement="s", paper="p")  # control= is required
+    with pytest.raises(ValueError, match="negative control"):
+        claim("fake/x-v1", statement="s", paper="p", control="  ")
+    with pytest.raises(TypeError, match="must accept control=False"):
+
+        @claim("fake/x-v1", statement="s", paper="p", control="c")
+        def no_control_argument(scale, seed):
+            return ClaimResult("holds")
+
+
+def test_the_control_runs_the_same_claim_with_control_true():
+    calls = []
+
+    @claim("fake/spy-v1", statement="s", paper="p", control="c")
+    def spy(scale, seed, control=False):
+        calls.append((scale, seed, control))
+        return ClaimResult("fails" if control else "holds")
+
+    s = run_claim(spy, "smoke", seeds=[3, 4], with_control=True)
+    assert calls == [(Scale.SMOKE, 3, False), (Scale.SMOKE, 4, False), (Scale.SMOKE, 3, True), (Scale.SMOKE, 4, True)]
+    assert s.verdict == "holds" and s.control.verdict == "fails" and s.control.is_control and s.control_ok
+    assert s.status == "holds" and s.control_description == "c"
+    only_control = run_claim(spy, "smoke", seeds=[1], control=True)
+    assert only_control.verdict == "fails" and only_control.control is None
+
+
+def test_an_unmeasurable_claim_passes_with_an_unmeasurable_control_but_a_measured_one_must_fail():
+    from fakesys.claims import needs_cluster
+
+    s = run_claim(needs_cluster, "smoke", with_control=True)
+    assert s.verdict == s.control.verdict == "not-measured" and s.control_ok
+
+    @claim("fake/dodge-v1", statement="s", paper="p", control="c")
+    def dodge(scale, seed, control=False):
+        return ClaimResult("not-measured", reason="dodged") if control else ClaimResult("holds")
+
+    assert not run_claim(dodge, "smoke", with_control=True).control_ok
+
+
+def test_interval_rules():
+    with pytest.raises(ValueError, match="needs a threshold"):
+        Interval("x")
+    with pytest.raises(ValueError, match="must be below"):
+        Interval("x", above=1.0, below=0.5)
+    band = Interval("slope", above=0.3, below=0.7)
+    assert band.describe() == "0.3 < slope < 0.7"
+    assert band.judge([0.5, 0.52, 0.48])["holds"]
+    assert not band.judge([0.5, 0.8, 0.2])["holds"], "a wide interval leaves the band"
+    one = Interval("gain", above=0.0).judge([0.1])
+    assert one["n"] == 1 and one["holds"] and one["low"] == one["high"] == 0.1
+    assert not Interval("gain", above=0.0).judge([0.1, math.nan, 0.2])["holds"], "a seed without a value fails"
+    stats = Interval("gain", above=0.0).judge([1.0, 2.0, 3.0])
+    half = 4.303 * 1.0 / math.sqrt(3)  # t_{0.975, 2} * sd / sqrt(n)
+    assert stats["mean"] == 2.0 and stats["low"] == pytest.approx(2 - half) and stats["high"] == pytest.approx(2 + half)
+    assert stats["seeds_on_side"] == 3
+
+
+def test_t_quantiles_match_scipy():
+    from scipy import stats
+
+    for df in [1, 2, 4, 10, 29, 30, 31, 50, 200]:
+        assert t_quantile_975(df) == pytest.approx(stats.t.ppf(0.975, df), rel=2e-3)
+    with pytest.raises(ValueError):
+        t_quantile_975(0)
+
+
+def test_a_judged_claim_is_read_from_the_interval_not_from_every_seed():
+    values = {0: 0.5, 1: 0.6, 2: -0.05, 3: 0.55, 4: 0.45}  # one seed on the wrong side, the mean clearly above 0
+
+    @claim("fake/paired-v1", statement="s", paper="p", control="c", judge=Interval("gain", above=0.0))
+    def paired(scale, seed, control=False):
+        gain = values[seed] - (0.5 if control else 0.0)
+        return ClaimResult("holds" if gain > 0 else "fails", measured={"gain": gain})
+
+    s = run_claim(paired, "small", with_control=True)
+    assert s.seeds == [0, 1, 2, 3, 4] and s.seed_verdicts.count("fails") == 1
+    assert s.verdict == "holds" and s.judged[0]["low"] > 0 and s.judged[0]["seeds_on_side"] == 4
+    assert s.control.verdict == "fails" and "95% interval of gain" in s.control.reason
+    assert paired.default_seeds("smoke") == 1 and paired.default_seeds("small") == 5
+
+
+def test_a_judged_claim_must_report_its_value_and_follow_its_thresholds():
+    @claim("fake/forgets-v1", statement="s", paper="p", control="c", judge=Interval("gain", above=0.0))
+    def forgets(scale, seed, control=False):
+        return ClaimResult("holds", measured={"other": 1.0})
+
+    assert "did not measure them" in run_claim(forgets, "smoke").error
+
+    @claim("fake/contradicts-v1", statement="s", paper="p", control="c", judge=Interval("gain", above=0.0))
+    def contradicts(scale, seed, control=False):
+        return ClaimResult("holds", measured={"gain": -1.0})
+
+    assert "must follow the thresholds" in run_claim(contradicts, "smoke").error
+
+
+def test_numbers_not_from_the_paper_name_their_source():
+    with pytest.raises(ValueError, match="source in brackets"):
+        ClaimResult("holds", elsewhere={"slope": 0.5})
+    r = ClaimResult("holds", elsewhere={"slope [prototype]": np.float64(0.5), "note [peer paper]": "fast"})
+    assert r.elsewhere == {"slope [prototype]": 0.5, "note [peer paper]": "fast"}
+
+
+def test_summaries_round_trip_with_their_control_and_read_older_reports():
+    from fakesys.claims import mean_consistent
+
+    s = run_claim(mean_consistent, "smoke", with_control=True)
+    again = ClaimSummary.from_dict(s.to_dict())
+    assert again == s and isinstance(again.control, ClaimSummary)
+    old = {k: v for k, v in s.to_dict().items() if k not in ("control", "per_seed", "judged", "elsewhere")}
+    assert ClaimSummary.from_dict(old).control is None

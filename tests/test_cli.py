@@ -55,6 +55,8 @@ def test_info_of_planned_and_implemented_systems(capsys, systems):
     assert run(["info", "fakesys"], systems) == 0
     out = capsys.readouterr().out
     assert "fakesys/mean-consistent-v1" in out and "icml26 fakesys --help" in out
+    assert "control: the estimator is shifted by one standard deviation" in out
+    assert "judged by 95% intervals: MSE(median) - MSE(mean) > 0" in out
 
 
 def test_unknown_system_is_one_clear_line_and_exit_2(capsys):
@@ -98,18 +100,39 @@ def test_argparse_errors_exit_2_and_no_command_prints_help(capsys):
 def test_reproduce_writes_reports_and_exits_0_whatever_the_verdicts(tmp_path, capsys, systems):
     out, js = tmp_path / "reports", tmp_path / "all.json"
     assert (
-        run(["reproduce", "fakesys", "--scale", "smoke", "--seeds", "2", "--out", str(out), "--json", str(js)], systems)
+        run(
+            ["reproduce", "fakesys", "--scale", "smoke", "--seeds", "3", "--out", str(out), "--json", str(js)]
+            + ["--controls"],
+            systems,
+        )
         == 0
     )
     printed = capsys.readouterr().out
-    assert "holds" in printed and "fails" in printed and "not-measured" in printed
+    assert "holds; control fails" in printed and "fails; control fails" in printed and "not-measured" in printed
     assert (out / "fakesys" / "claims.json").is_file() and (out / "fakesys" / "claims.md").is_file()
-    assert (out / "fakesys" / "mean-consistent-v1-error.png").is_file()
+    assert sorted(p.name for p in (out / "fakesys").glob("*.png")) == ["mean-consistent-v1-error.png"]
     page = (out / "index.html").read_text()
-    assert all(f'id="{s}"' for s in SYSTEMS) and "1/3 hold" in page
+    assert all(f'id="{s}"' for s in SYSTEMS) and "2/4 hold" in page
     data = json.loads(js.read_text())
-    assert [d["verdict"] for d in data] == ["holds", "fails", "not-measured"]
-    assert all(d["seeds"] == [0, 1] for d in data)
+    assert [d["verdict"] for d in data] == ["holds", "fails", "not-measured", "holds"]
+    assert [d["control"]["verdict"] for d in data] == ["fails", "fails", "not-measured", "fails"]
+    assert all(d["seeds"] == [0, 1, 2] and d["control"]["seeds"] == [0, 1, 2] for d in data)
+    per_seed = data[0]["per_seed"]  # every seed's numbers are kept, not only the mean
+    assert [r["seed"] for r in per_seed] == [0, 1, 2] and all("abs error" in r["measured"] for r in per_seed)
+    judged = data[3]["judged"][0]
+    assert judged["n"] == 3 and judged["low"] > 0 and data[3]["control"]["judged"][0]["low"] <= 0
+
+
+def test_reproduce_without_controls_counts_no_claim_as_holding(tmp_path, capsys, systems):
+    assert run(["reproduce", "fakesys", "--scale", "smoke", "--out", str(tmp_path)], systems) == 0
+    assert "0/4 hold" in (tmp_path / "index.html").read_text()
+    assert "holds; control not run" in (tmp_path / "fakesys" / "claims.md").read_text()
+
+
+def test_judged_claims_run_five_seeds_by_default_outside_smoke(tmp_path, capsys, systems):
+    assert run(["reproduce", "fakesys", "--scale", "small", "--claim", "median", "--out", str(tmp_path)], systems) == 0
+    data = json.loads((tmp_path / "fakesys" / "claims.json").read_text())["claims"]
+    assert [len(c["seeds"]) for c in data] == [5]
 
 
 def test_reproduce_one_claim_only_merges_with_the_earlier_report_of_the_same_scale(tmp_path, capsys, systems):
@@ -133,12 +156,14 @@ def test_partial_update_readme_refuses_a_report_that_does_not_match_the_readme(t
     copy = tmp_path / "fakecopy"
     shutil.copytree(ROOT / "tests" / "fakesys", copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.split(".")[0] == "fakecopy"]:  # a copy imported by another test
+        monkeypatch.delitem(sys.modules, name)
     systems = {"fakecopy": SystemSpec("fakecopy", "t", "s", status="implemented", package="fakecopy")}
     base = ["reproduce", "fakecopy", "--scale", "smoke", "--update-readme"]
     assert run([*base, "--out", str(tmp_path / "a")], systems) == 0
     # a partial run against the report that wrote the README is merged into it
     assert run([*base, "--out", str(tmp_path / "a"), "--claim", "needs-cluster"], systems) == 0
-    assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured"]
+    assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured", "holds"]
     readme = (copy / "README.md").read_text()
     # against another run (other seeds, so other numbers) it is refused and the README is left alone
     assert (
@@ -163,8 +188,8 @@ def test_a_crashing_claim_makes_reproduce_exit_1(tmp_path, monkeypatch, systems,
     import fakesys.claims
     from icml26.claims import claim
 
-    @claim("fakesys/crash-v1", statement="crashes", paper="none")
-    def crash(scale, seed):
+    @claim("fakesys/crash-v1", statement="crashes", paper="none", control="none")
+    def crash(scale, seed, control=False):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, crash])
@@ -177,6 +202,8 @@ def test_reproduce_update_readme_rewrites_the_system_readme(tmp_path, monkeypatc
     copy = tmp_path / "fakecopy"
     shutil.copytree(ROOT / "tests" / "fakesys", copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.split(".")[0] == "fakecopy"]:  # a copy imported by another test
+        monkeypatch.delitem(sys.modules, name)
     spec = SystemSpec("fakecopy", "t", "s", status="implemented", package="fakecopy")
     assert (
         run(
@@ -187,9 +214,10 @@ def test_reproduce_update_readme_rewrites_the_system_readme(tmp_path, monkeypatc
     )
     from icml26.report import readme_verdicts
 
-    assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured"]
+    assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured", "holds"]
+    assert "control of    fakesys/mean-consistent-v1 (seed 0, 1/1)" in capsys.readouterr().err
     assert run(["list"], {"fakecopy": spec}) == 0
-    assert "1/3" in capsys.readouterr().out
+    assert "2/4" in capsys.readouterr().out
 
 
 def test_dispatch_to_a_system_cli(capsys, systems):

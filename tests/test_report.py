@@ -24,7 +24,7 @@ from icml26.report import (
 def summaries():
     from fakesys.claims import CLAIMS
 
-    return run_claims(CLAIMS, Scale.SMOKE, seeds=2)
+    return run_claims(CLAIMS, Scale.SMOKE, seeds=3, with_control=True)
 
 
 def test_number_formatting():
@@ -39,8 +39,11 @@ def test_number_formatting():
 def test_markdown_table_has_one_row_per_claim_and_reasons(summaries):
     table = markdown_table(summaries)
     rows = [line for line in table.splitlines() if line.startswith("| `")]
-    assert len(rows) == 3
+    assert len(rows) == 4
     assert "**holds**" in rows[0] and "**fails**" in rows[1] and "**not-measured**" in rows[2]
+    assert "| **fails**: the estimator is shifted by one standard deviation" in rows[0]  # the control's column
+    assert "not from the paper: abs error at n = 400 [a textbook]: 0.04" in rows[0]
+    assert "95% CI of MSE(median) - MSE(mean): [" in rows[3]
     assert "- `fakesys/needs-cluster-v1` (not-measured): needs a cluster" in table
     assert "Scale `smoke`" in table
 
@@ -49,7 +52,7 @@ def test_readme_block_round_trip(tmp_path, summaries):
     readme = tmp_path / "README.md"
     shutil.copy("tests/fakesys/README.md", readme)
     update_readme(readme, summaries)
-    assert readme_verdicts(readme) == ["holds", "fails", "not-measured"]
+    assert readme_verdicts(readme) == ["holds", "fails", "not-measured", "holds"]
     update_readme(readme, summaries[:1])  # a second update replaces, never appends
     assert readme_verdicts(readme) == ["holds"]
     assert readme.read_text().count(README_BEGIN) == 1
@@ -82,9 +85,40 @@ def test_index_lists_every_system_renders_offline_and_escapes(tmp_path, summarie
     for spec in SYSTEMS.values():
         assert f'id="{spec.id}"' in page
     assert page.count("Planned: not implemented yet.") == sum(not s.implemented for s in SYSTEMS.values())
-    assert "1/3 hold" in page
+    assert "2/4 hold" in page
+    assert page.count('<span class="holds">fails</span>') == 3  # a failing control is the good outcome
     assert '<span class="fails">fails</span>' in page
     # offline: no external scripts, stylesheets, fonts or images
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
     assert "<script" not in page and "<link" not in page
     assert "x &lt; y &amp; &lt;script&gt;" in page  # text is escaped, never raw HTML
+
+
+def test_a_holding_claim_is_green_only_when_its_control_failed(summaries):
+    import dataclasses
+
+    from icml26.report import markdown_row, status_class
+
+    held = summaries[0]
+    assert held.status == "holds" and status_class(held.status) == "holds"
+    unchecked = dataclasses.replace(held, control=None)
+    assert unchecked.status == "holds; control not run" and status_class(unchecked.status) == "unchecked"
+    leaky = dataclasses.replace(held, control=dataclasses.replace(held.control, verdict="holds"))
+    assert leaky.status == "holds; control holds too" and status_class(leaky.status) == "cannot-fail"
+    built = dataclasses.replace(held, by_construction="the data were built so")
+    assert built.status == "holds by construction"
+    assert "**holds by construction**" in markdown_row(built)
+    table = markdown_table([built, leaky])
+    assert "(holds by construction): the data were built so" in table
+    assert "did not fail: the claim cannot fail" in table
+    # none of these counts as holding in the README
+    assert [c for c in (unchecked, leaky, built) if c.status == "holds"] == []
+
+
+def test_readme_verdicts_find_the_verdict_column_by_its_header(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        f"{README_BEGIN}\n| claim | paper | measured (mean ± sd) | baselines | verdict | seeds |\n|---|---|---|---|---|---|\n"
+        "| `x/a-v1` s | p | m | b | **holds** | 3 |\n<!-- claims:end -->\n"
+    )
+    assert readme_verdicts(readme) == ["holds"]

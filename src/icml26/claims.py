@@ -500,7 +500,7 @@ def run_claim(
     scale: Scale | str = Scale.SMOKE,
     seeds: int | Iterable[int] | None = None,
     figure_dir: Path | None = None,
-    on_seed: Callable[[Claim, int, int, int], None] | None = None,
+    on_seed: Callable[[Claim, int, int, int, bool], None] | None = None,
     *,
     control: bool = False,
     with_control: bool = False,
@@ -516,7 +516,7 @@ def run_claim(
     figure_dir : Path, optional
         Where the first seed's figures are saved as PNG; figures are discarded when omitted.
     on_seed : callable, optional
-        ``on_seed(claim, seed, i, n)`` is called before the ``i``-th of ``n`` seeds starts (progress).
+        ``on_seed(claim, seed, i, n, control)`` is called before the ``i``-th of ``n`` seeds starts (progress).
     control : bool
         Run the claim's negative control instead of the claim (no figures are saved).
     with_control : bool
@@ -536,7 +536,7 @@ def run_claim(
     total = 0.0
     for i, seed in enumerate(seed_list):
         if on_seed is not None:
-            on_seed(claim_obj, seed, i, len(seed_list))
+            on_seed(claim_obj, seed, i, len(seed_list), control)
         start = time.perf_counter()
         try:
             result = claim_obj(scale, seed, control=control)
@@ -609,7 +609,7 @@ def run_claims(
     seeds: int | Iterable[int] | None = None,
     figure_dir: Path | None = None,
     on_result: Callable[[ClaimSummary], None] | None = None,
-    on_seed: Callable[[Claim, int, int, int], None] | None = None,
+    on_seed: Callable[[Claim, int, int, int, bool], None] | None = None,
     *,
     with_control: bool = False,
 ) -> list[ClaimSummary]:

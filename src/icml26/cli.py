@@ -4,11 +4,12 @@
 
     icml26 list [--markdown]                 the 19 systems, their status and claims holding
     icml26 info ID                           paper, summary, entry points, claims
-    icml26 reproduce ID|--all [--scale smoke|small|paper] [--seeds N] [--out DIR] [--json FILE]
-                                             re-run the paper's claims; write reports/<id>/ and reports/index.html
+    icml26 reproduce ID|--all [--scale smoke|small|paper] [--seeds N] [--out DIR] [--json FILE] [--controls]
+                                             re-run the paper's claims (and their negative controls);
+                                             write reports/<id>/ and reports/index.html
     icml26 ID VERB ...                       the system's own commands (imports only that system)
 
-Exit status: 0 on success (``reproduce``: every claim ran, whatever its verdict), 1 when a claim crashed,
+Exit status: 0 on success (``reproduce``: every claim ran, whatever its verdict), 1 when a claim or a control crashed,
 2 on bad arguments, an unknown system or a planned one.
 """
 
@@ -104,6 +105,11 @@ def cmd_info(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int
     print(f"  readme:    {spec.readme}")
     for c in _import_entry(spec, spec.claims_entry):
         print(f"    - {c.id}: {c.statement}" + (f"  [{c.paper}]" if c.paper else ""))
+        print(f"      control: {c.control}")
+        if c.judge:
+            print(f"      judged by 95% intervals: {'; '.join(j.describe() for j in c.judge)}")
+        if c.by_construction:
+            print(f"      holds by construction: {c.by_construction}")
     return EXIT_OK
 
 
@@ -121,6 +127,7 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
         raise UsageError(f"--seeds must be at least 1; got {args.seeds}")
     specs = [s for s in systems.values() if s.implemented] if args.all else [_spec(systems, args.id)]
     out = Path(args.out)
+    controls = args.controls or args.update_readme  # a README table always shows each claim's control
 
     crashed = False
     everything = []
@@ -135,18 +142,22 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
 
         def show(s):
             spread = f" ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s)"
-            print(f"  {s.verdict:<13} {s.id}{spread}", flush=True)
+            control = f"; control {s.control.verdict}" if s.control is not None else ""
+            print(f"  {s.verdict + control:<27} {s.id}{spread}", flush=True)
 
         earlier = (load_system_report(out, spec.id) or []) if args.claim else []
         if args.claim and args.update_readme:  # checked before running: claims may take minutes
             rerun = {c.id for c in claims}
             _check_readme_matches(spec, _merge_with_earlier(earlier, [], all_claims, scale), rerun, out)
 
-        def starting(c, seed, i, n):  # progress on stderr: small-scale claims take minutes
-            print(f"  running       {c.id} (seed {seed}, {i + 1}/{n})", file=sys.stderr, flush=True)
+        def starting(c, seed, i, n, control):  # progress on stderr: small-scale claims take minutes
+            what = "control of" if control else "running"
+            print(f"  {what:<13} {c.id} (seed {seed}, {i + 1}/{n})", file=sys.stderr, flush=True)
 
-        summaries = run_claims(claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show, on_seed=starting)
-        crashed |= any(s.verdict == "error" for s in summaries)
+        summaries = run_claims(
+            claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show, on_seed=starting, with_control=controls
+        )
+        crashed |= any(s.verdict == "error" or s.control_verdict == "error" for s in summaries)
         everything += summaries
         if args.claim:  # a partial run updates the earlier report of the same scale instead of replacing it
             summaries = _merge_with_earlier(earlier, summaries, all_claims, scale)
@@ -216,7 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="reports", help="report folder (default: reports/)")
     p.add_argument("--json", default=None, help="also write every claim summary to this JSON file")
     p.add_argument("--claim", default=None, help="run only claims whose id contains this text")
-    p.add_argument("--update-readme", action="store_true", help="rewrite the claims table in the system README")
+    p.add_argument(
+        "--controls", action="store_true", help="also run each claim's negative control (it must fail) on the same seeds"
+    )
+    p.add_argument(
+        "--update-readme", action="store_true", help="rewrite the claims table in the system README (implies --controls)"
+    )
     return parser
 
 

@@ -8,7 +8,7 @@ import xarray as xr
 
 from icml26.ucast.data import KolmogorovFlow, Normalizer, dataset_to_array, load_wb2, simulate_dataset, time_forcings
 
-ERA5 = Path(__file__).resolve().parents[3] / "shared" / "data" / "era5-sample" / "era5-levels-members.nc"
+ERA5 = Path(__file__).resolve().parents[1] / "data" / "era5-sample" / "era5-levels-members.nc"
 
 
 def test_weak_forcing_converges_to_the_laminar_kolmogorov_solution():
@@ -79,7 +79,7 @@ def test_loader_validates(tmp_path):
         dataset_to_array(xr.Dataset({"x": (("time", "lat"), np.zeros((2, 3)))}), ["x"])
 
 
-@pytest.mark.skipif(not ERA5.is_file(), reason="real ERA5 sample absent (../shared/data/era5-sample)")
+@pytest.mark.skipif(not ERA5.is_file(), reason="real ERA5 sample absent (tests/data/era5-sample)")
 def test_real_era5_sample_loads_with_levels_and_members():
     ds = load_wb2(ERA5)
     assert sorted(ds.data_vars) == ["t_500", "t_850", "z_500", "z_850"]

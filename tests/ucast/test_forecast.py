@@ -13,7 +13,7 @@ from icml26.ucast.forecast import forecast, rollout
 from icml26.ucast.metrics import ensemble_scores
 from icml26.ucast.model import UCast
 
-ERA5 = Path(__file__).resolve().parents[3] / "shared" / "data" / "era5-sample" / "era5-levels-members.nc"
+ERA5 = Path(__file__).resolve().parents[1] / "data" / "era5-sample" / "era5-levels-members.nc"
 CFG = ModelConfig(channels=(8, 16), dropout=0.2)
 
 
@@ -99,7 +99,7 @@ def test_evaluate_matches_ensemble_scores_and_checks_inputs(sim):
         evaluate_forecast(fc, traj.isel(time=slice(0, 4)))
 
 
-@pytest.mark.skipif(not ERA5.is_file(), reason="real ERA5 sample absent (../shared/data/era5-sample)")
+@pytest.mark.skipif(not ERA5.is_file(), reason="real ERA5 sample absent (tests/data/era5-sample)")
 def test_smoke_forecast_on_the_real_era5_grid():
     ds = load_wb2(ERA5, ["z_500", "t_850"])
     model = model_for(ds, ("z_500", "t_850"), n_forcings=4)

@@ -17,7 +17,7 @@ from icml26.ucast.metrics import (
     rank_histogram,
 )
 
-ERA5 = Path(__file__).resolve().parents[3] / "shared" / "data" / "era5-sample" / "era5-levels-members.nc"
+ERA5 = Path(__file__).resolve().parents[1] / "data" / "era5-sample" / "era5-levels-members.nc"
 
 
 def slow_fair_crps(ens, y):
@@ -128,7 +128,7 @@ def test_rank_histogram_flat_for_exchangeable_members():
         rank_histogram(np.zeros((1, 3)), np.zeros(3))
 
 
-@pytest.mark.skipif(not ERA5.is_file(), reason="real ERA5 sample absent (../shared/data/era5-sample)")
+@pytest.mark.skipif(not ERA5.is_file(), reason="real ERA5 sample absent (tests/data/era5-sample)")
 def test_crps_and_ssr_on_the_real_era5_ensemble():
     sr = pytest.importorskip("scoringrules")
     ds = load_wb2(ERA5, ["z_500", "t_850"])

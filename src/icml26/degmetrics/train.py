@@ -171,16 +171,28 @@ def latent_screen(cfg: LossConfig, seed: int = 0) -> LatentScreen:
     return LatentScreen(z_train, z_test, ref_train.real, ref_train.weights, ref_test)
 
 
-def compare_losses(cfg: LossConfig, seed: int = 0, archs=("linear", "mlp")) -> dict[str, dict[str, float]]:
+def compare_losses(
+    cfg: LossConfig, seed: int = 0, archs=("linear", "mlp"), train_weights: str = "deg"
+) -> dict[str, dict[str, float]]:
     """Train every architecture with MSE and with WMSE on one latent screen; score on held-out perturbations.
+
+    Parameters
+    ----------
+    train_weights : {"deg", "uniform"}
+        Weights of the "WMSE" runs: the DEG weights of the training perturbations (the paper's), or every
+        gene ``1 / G`` -- a negative control under which "WMSE" is ``weight_scale`` x MSE, i.e. plain MSE
+        for Adam. Scoring always uses the test set's DEG weights.
 
     Returns
     -------
     dict keyed ``"<arch>/<loss>"`` (and ``"mean_baseline"``) of dicts with the test-set means of
     ``mse, wmse, r2w_delta, pearson_delta_all`` and the weighted ``diversity`` ratio.
     """
+    if train_weights not in ("deg", "uniform"):
+        raise ValueError(f"train_weights must be 'deg' or 'uniform'; got {train_weights!r}")
     screen = latent_screen(cfg, seed)
     ref = screen.test
+    w_train = screen.w_train if train_weights == "deg" else np.full_like(screen.w_train, 1.0 / screen.w_train.shape[1])
     results = {}
 
     def score(pred: np.ndarray) -> dict[str, float]:
@@ -191,7 +203,7 @@ def compare_losses(cfg: LossConfig, seed: int = 0, archs=("linear", "mlp")) -> d
 
     results["mean_baseline"] = score(np.tile(screen.y_train.mean(axis=0), (len(ref.perturbations), 1)))
     for arch in archs:
-        for loss, w in (("mse", None), ("wmse", screen.w_train)):
+        for loss, w in (("mse", None), ("wmse", w_train)):
             model = fit_response_model(arch, screen.z_train, screen.y_train, w, cfg, seed)
             with torch.no_grad():
                 pred = model(torch.as_tensor(screen.z_test, dtype=torch.float32)).double().numpy()

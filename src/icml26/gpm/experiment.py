@@ -20,8 +20,9 @@ logger = logging.getLogger(__name__)
 SELECTORS = ("random", "mfi", "kli", "becat", "bobcat", "gpm")
 
 
-def make_selector(name: str, bank: ItemBank, cfg: ExperimentConfig, seed: int) -> Selector:
-    """An (untrained, for learned policies) selector by name."""
+def make_selector(name: str, bank: ItemBank, cfg: ExperimentConfig, seed: int, **policy_kwargs) -> Selector:
+    """An (untrained, for learned policies) selector by name; ``policy_kwargs`` override a learned policy's
+    hyper-parameters (e.g. ``epochs=0``)."""
     simple = {"random": RandomSelector, "mfi": MFISelector, "kli": KLISelector, "becat": BECATSelector}
     if name in simple:
         return simple[name]()
@@ -31,17 +32,24 @@ def make_selector(name: str, bank: ItemBank, cfg: ExperimentConfig, seed: int) -
             objective="path" if name == "gpm" else "heldout",
             test_length=cfg.test_length,
             hidden=cfg.hidden,
-            epochs=cfg.epochs,
-            seed=seed,
+            **{"epochs": cfg.epochs, "seed": seed, **policy_kwargs},
         )
     raise ValueError(f"unknown selector {name!r}; choose from {', '.join(SELECTORS)}")
 
 
 def compare_selectors(
-    data: ResponseData, cfg: ExperimentConfig, seed: int, *, use_true_bank: bool = False
+    data: ResponseData,
+    cfg: ExperimentConfig,
+    seed: int,
+    *,
+    use_true_bank: bool = False,
+    gpm_kwargs: dict | None = None,
 ) -> tuple[dict[str, Curves], dict[str, float]]:
     """Split examinees into train / test, calibrate a 2PL on train (or use the true bank), train the learned
     policies on train, and run every selector on the test examinees' 80 / 20 pools.
+
+    ``gpm_kwargs`` override hyper-parameters of the GPM policy only (not BOBCAT's), e.g. ``{"epochs": 0}``
+    for an untrained GPM (a negative control).
 
     Returns the curves per selector and timings (seconds) of calibration and training.
     """
@@ -63,7 +71,7 @@ def compare_selectors(
     timings["calibrate_s"] = time.perf_counter() - start
     selectors = {}
     for name in cfg.selectors:
-        sel = make_selector(name, bank, cfg, seed)
+        sel = make_selector(name, bank, cfg, seed, **((gpm_kwargs or {}) if name == "gpm" else {}))
         if isinstance(sel, GPMSelector):
             start = time.perf_counter()
             sel.fit(x_train)

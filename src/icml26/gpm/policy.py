@@ -46,16 +46,22 @@ class SelectionPolicy(nn.Module):
     n_items : int
     hidden : int
     dropout : float
+    anchor : bool
+        Add the information anchor beta * log I_j(theta) (beta learned, starts at 1). ``False``: beta is
+        fixed at 0 and the policy scores items from the response state and theta alone (an ablation).
     """
 
-    def __init__(self, n_items: int, hidden: int = 256, dropout: float = 0.1):
+    def __init__(self, n_items: int, hidden: int = 256, dropout: float = 0.1, anchor: bool = True):
         super().__init__()
         self.mlp = nn.Sequential(
             nn.Linear(n_items + 1, hidden), nn.Tanh(), nn.Dropout(dropout), nn.Linear(hidden, n_items)
         )
         nn.init.zeros_(self.mlp[-1].weight)  # start as the pure information anchor (soft MFI)
         nn.init.zeros_(self.mlp[-1].bias)
-        self.beta = nn.Parameter(torch.tensor(1.0))  # weight of log I_j(theta)
+        if anchor:
+            self.beta = nn.Parameter(torch.tensor(1.0))  # weight of log I_j(theta)
+        else:
+            self.register_buffer("beta", torch.tensor(0.0))  # no information anchor
         self.theta0 = nn.Parameter(torch.tensor(0.0))  # meta-learned initial ability
 
     def forward(self, state: torch.Tensor, theta: torch.Tensor, log_info: torch.Tensor) -> torch.Tensor:
@@ -160,6 +166,9 @@ class GPMSelector(Selector):
     epochs, batch_size, lr : Adam training schedule.
     temperature : float
         Gumbel-softmax temperature during training (selection at test time is greedy).
+    anchor : bool
+        Keep the information anchor beta * log I_j(theta) in the policy (default); ``False`` removes it
+        (beta = 0, fixed), so the policy must learn item selection from the response state alone.
     seed : int
     """
 
@@ -179,6 +188,7 @@ class GPMSelector(Selector):
         batch_size: int = 128,
         lr: float = 3e-3,
         temperature: float = 1.0,
+        anchor: bool = True,
         seed: int = 0,
     ):
         if objective not in ("path", "heldout"):
@@ -200,6 +210,7 @@ class GPMSelector(Selector):
         self.batch_size = batch_size
         self.lr = lr
         self.temperature = temperature
+        self.anchor = anchor
         self.seed = seed
         self.name = "gpm" if objective == "path" else "bobcat"
 
@@ -232,7 +243,7 @@ class GPMSelector(Selector):
         pool, held = torch.as_tensor(split.pool), torch.as_tensor(split.heldout).to(torch.float32)
         tb = _TorchBank(self.bank)
         torch.manual_seed(self.seed)
-        policy = SelectionPolicy(self.bank.n_items, self.hidden, self.dropout)
+        policy = SelectionPolicy(self.bank.n_items, self.hidden, self.dropout, self.anchor)
         opt = torch.optim.Adam(policy.parameters(), lr=self.lr)
         history = []
         policy.train()
@@ -283,7 +294,7 @@ class GPMSelector(Selector):
         """Save the trained policy (and its bank) to a ``.pt`` file."""
         self._check_fitted()
         hyper = {k: getattr(self, k) for k in ("objective", "match", "test_length", "inner_steps", "hidden", "dropout",
-                                                 "epochs", "batch_size", "lr", "temperature", "seed")}  # fmt: skip
+                                                 "epochs", "batch_size", "lr", "temperature", "anchor", "seed")}  # fmt: skip
         bank = {"a": self.bank.a, "b": self.bank.b, "c": self.bank.c, "model": self.bank.model}
         torch.save({"hyper": hyper, "bank": bank, "state": self.policy_.state_dict(), "history": self.history_}, path)
 
@@ -295,7 +306,7 @@ class GPMSelector(Selector):
         blob = torch.load(path, weights_only=False)
         bank = ItemBank(blob["bank"]["a"][:, 0], blob["bank"]["b"], blob["bank"]["c"], blob["bank"]["model"])
         sel = cls(bank, **blob["hyper"])
-        sel.policy_ = SelectionPolicy(bank.n_items, sel.hidden, sel.dropout)
+        sel.policy_ = SelectionPolicy(bank.n_items, sel.hidden, sel.dropout, sel.anchor)
         sel.policy_.load_state_dict(blob["state"])
         sel.policy_.eval()
         sel.history_ = blob["history"]
