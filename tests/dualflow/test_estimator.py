@@ -71,6 +71,14 @@ def test_nested_dropout_orders_the_latent():
     assert est.loss_history_[:20, 1].mean() > est.loss_history_[-20:, 1].mean()  # align loss decreased
 
 
+def test_nested_dropout_can_be_switched_off(tmp_path, data):
+    """nested_dropout=False trains with every coordinate kept (an ablation) and survives save / load."""
+    est = DualFlow(**{**TINY, "nested_dropout": False}, random_state=0).fit(data)
+    assert est.transform(data).shape == (8, 30, 6)
+    est.save(tmp_path / "m.pt")
+    assert DualFlow.load(tmp_path / "m.pt").nested_dropout is False
+
+
 def test_effective_dimension_closed_form():
     assert effective_dimension(np.array([5.0, 3.0, 1.0, 0.5, 0.5])) == 4  # 9.5/10 reached at K = 4
     assert effective_dimension(np.array([1.0, 0.0, 0.0])) == 1

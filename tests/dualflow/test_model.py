@@ -92,6 +92,15 @@ def test_losses_match_slow_reference():
         assert math.isclose(fast[key].item(), slow[key].item(), rel_tol=1e-9), key
 
 
+def test_losses_without_nested_dropout_keep_every_coordinate():
+    """p=None (nested dropout off): the alignment target uses all m latent coordinates in every window."""
+    model = DCFModel(5, 4, history=1, hidden=8, depth=1).double().eval().requires_grad_(False)
+    window = torch.randn(6, 3, 5, dtype=torch.float64)
+    losses = dual_flow_losses(model, window, p=None)
+    x0 = model.encoder(window.reshape(18, 5), torch.ones(18, 4, dtype=torch.float64)).reshape(6, 3, 5)
+    assert math.isclose(losses["align"].item(), ((window - x0) ** 2).sum(-1).mean().item(), rel_tol=1e-12)
+
+
 def test_model_rejects_bad_latent_size():
     with pytest.raises(ValueError, match="n_latent"):
         DCFModel(5, 6)

@@ -54,6 +54,22 @@ def test_untrained_policy_is_mfi_at_its_estimate():
     assert np.array_equal(items, np.argmax(d.bank.information(np.zeros(10)), axis=1))
 
 
+def test_policy_without_information_anchor(tmp_path):
+    """anchor=False: beta is a fixed 0 (not learned); untrained, the policy scores every item alike."""
+    rng = np.random.default_rng(8)
+    d = simulate(10, 25, rng)
+    sel = GPMSelector(d.bank, epochs=0, hidden=8, test_length=5, anchor=False).fit(d.responses)
+    assert "beta" not in dict(sel.policy_.named_parameters()) and float(sel.policy_.beta) == 0.0
+    avail = np.ones((10, 25), bool)
+    avail[:, :3] = False
+    state = TestState(np.full((10, 25), np.nan), avail, np.zeros(10), 0)
+    assert np.array_equal(sel.select(d.bank, state, rng), np.full(10, 3))  # all logits equal: first available
+    sel.save(tmp_path / "p.pt")
+    assert GPMSelector.load(tmp_path / "p.pt").anchor is False
+    trained = GPMSelector(d.bank, epochs=1, hidden=8, test_length=5, anchor=False).fit(d.responses)
+    assert float(trained.policy_.beta) == 0.0
+
+
 def test_training_beats_random_and_save_load_round_trip(tmp_path):
     rng = np.random.default_rng(4)
     d = simulate(300, 40, rng)

@@ -79,6 +79,9 @@ class DualFlow:
     ----------
     latent_budget : float
         E[K] = 1/p of the nested-dropout prefix length (the soft latent budget); 1 <= budget <= n_features.
+    nested_dropout : bool
+        Train with nested dropout (default). ``False`` keeps every latent coordinate in every step (an
+        ablation: nothing then orders the coordinates or the scales d_i).
     history : int
         Lag h of the history given to the dynamical flow.
     hidden, depth : int
@@ -124,6 +127,7 @@ class DualFlow:
     def __init__(
         self,
         latent_budget: float = 10.0,
+        nested_dropout: bool = True,
         history: int = 2,
         hidden: int = 128,
         depth: int = 3,
@@ -142,6 +146,7 @@ class DualFlow:
         verbose: bool = False,
     ) -> None:
         self.latent_budget = latent_budget
+        self.nested_dropout = nested_dropout
         self.history = history
         self.hidden = hidden
         self.depth = depth
@@ -234,7 +239,7 @@ class DualFlow:
         m = n_kept if self.max_latent is None else int(self.max_latent)
         if not 1 <= m <= n_kept:
             raise ValueError(f"max_latent must lie in [1, {n_kept}] (features kept); got {self.max_latent}")
-        p = min(1.0, 1.0 / float(self.latent_budget))
+        p = min(1.0, 1.0 / float(self.latent_budget)) if self.nested_dropout else None
 
         # windows of frames x_{k-h} .. x_{k+1} inside each trial (history clamped at the trial start)
         h, starts, rows = int(self.history), np.cumsum([0, *lengths[:-1]]), []

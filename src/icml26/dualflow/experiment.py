@@ -97,12 +97,16 @@ def dataset(scale: Scale, seed: int, regime: str) -> SpikingDataset:
 
 
 @functools.lru_cache(maxsize=8)
-def fit_dcf(scale: Scale, seed: int, regime: str, model_seed: int) -> tuple[DualFlow, MethodResult]:
-    """Fit DCF on the training trials; score the flowed latent (first 3 coordinates) on the test trials."""
+def fit_dcf(scale: Scale, seed: int, regime: str, model_seed: int, **overrides) -> tuple[DualFlow, MethodResult]:
+    """Fit DCF on the training trials; score the flowed latent (first 3 coordinates) on the test trials.
+
+    ``overrides`` replace :class:`DualFlow` keyword arguments of the scale's setting (hashable values), e.g.
+    ``lr=0.0`` (untrained) or ``nested_dropout=False`` for a negative control.
+    """
     cfg, data = SETTINGS[scale], dataset(scale, seed, regime)
     n_train = cfg["n_trials"] - cfg["n_test"]
     train, test = data.smoothed[:n_train], data.smoothed[n_train:]
-    est = DualFlow(n_steps=cfg["steps"], random_state=model_seed, **cfg["dcf"]).fit(train)
+    est = DualFlow(**{"n_steps": cfg["steps"], "random_state": model_seed, **cfg["dcf"], **overrides}).fit(train)
     z_train, z_test = est.transform(train, N_LATENT), est.transform(test, N_LATENT)
     full = est.transform(test)
     extra = {

@@ -205,7 +205,7 @@ class DCFModel(nn.Module):
 def dual_flow_losses(
     model: DCFModel,
     window: torch.Tensor,
-    p: float,
+    p: float | None,
     dt: float = 1.0,
     weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
 ) -> dict[str, torch.Tensor]:
@@ -215,8 +215,9 @@ def dual_flow_losses(
     ----------
     window : tensor of shape (B, h+2, D)
         Frames x_{k-h}, ..., x_k, x_{k+1} of one trial each (data space, tau = 1).
-    p : float
-        Nested-dropout rate; K ~ Geom(p) truncated to [1, m], one K per window.
+    p : float or None
+        Nested-dropout rate; K ~ Geom(p) truncated to [1, m], one K per window. ``None``: no nested dropout
+        (K = m, every latent coordinate kept).
     dt : float
         Time between frames.
     weights : (alpha, beta, eta)
@@ -233,7 +234,7 @@ def dual_flow_losses(
     """
     B, W, D = window.shape  # W = h + 2
     m = model.n_latent
-    K = sample_prefix_length(B, p, m).to(window.device)
+    K = torch.full((B,), m, device=window.device) if p is None else sample_prefix_length(B, p, m).to(window.device)
     mask = (torch.arange(1, m + 1, device=window.device)[None, :] <= K[:, None]).to(window.dtype)  # (B, m)
     x1 = window.reshape(B * W, D)
     x0 = model.encoder(x1, mask.repeat_interleave(W, dim=0)).reshape(B, W, D)  # Eq. 1, same K per window

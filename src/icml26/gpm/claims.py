@@ -144,7 +144,8 @@ def path_vs_global(scale: Scale, seed: int, control: bool = False) -> ClaimResul
     control="GPM's policy untrained and without its information anchor (epochs = 0, beta = 0): an uninformed "
     "policy that asks the items in a fixed order, so it is no better than random",
     by_construction="an untrained GPM policy is exactly MFI (its information anchor is its initialisation), so "
-    "the claim holds whether or not the path-matching training does anything (untrained: gpm / mfi = 1.000)",
+    "the claim holds whether or not the path-matching training does anything (untrained: gpm / mfi = 1.000) "
+    "— a v2 should judge trained against untrained GPM (no replacement filed yet)",
 )
 def well_specified_sanity(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     from dataclasses import replace

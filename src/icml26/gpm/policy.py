@@ -293,8 +293,9 @@ class GPMSelector(Selector):
     def save(self, path) -> None:
         """Save the trained policy (and its bank) to a ``.pt`` file."""
         self._check_fitted()
-        hyper = {k: getattr(self, k) for k in ("objective", "match", "test_length", "inner_steps", "hidden", "dropout",
-                                                 "epochs", "batch_size", "lr", "temperature", "anchor", "seed")}  # fmt: skip
+        names = ("objective", "match", "test_length", "inner_steps", "hidden", "dropout", "epochs", "batch_size",
+                 "lr", "temperature", "anchor", "seed")  # fmt: skip
+        hyper = {k: getattr(self, k) for k in names}
         bank = {"a": self.bank.a, "b": self.bank.b, "c": self.bank.c, "model": self.bank.model}
         torch.save({"hyper": hyper, "bank": bank, "state": self.policy_.state_dict(), "history": self.history_}, path)
 
