@@ -43,3 +43,20 @@ def test_models_learn_a_linear_map(arch):
 def test_unknown_architecture():
     with pytest.raises(ValueError, match="arch"):
         fit_response_model("gears", np.zeros((4, 2)), np.zeros((4, 3)), None, LossConfig())
+
+
+def test_uniform_train_weights_make_wmse_plain_mse():
+    """The negative control of the WMSE-loss claim: with every gene weighted 1/G the "WMSE" run is the MSE run
+    (the loss is only rescaled, which Adam ignores), so the two score alike."""
+    from icml26.degmetrics.config import SimConfig
+    from icml26.degmetrics.train import compare_losses
+
+    sim = SimConfig(n_genes=120, n_control=60, cells_per_perturbation=20, p_effect=0.05)
+    cfg = LossConfig(n_train=16, n_test=8, epochs=60, sim=sim)
+    res = compare_losses(cfg, seed=0, archs=("linear",), train_weights="uniform")
+    assert res["linear/wmse"]["r2w_delta"] == pytest.approx(res["linear/mse"]["r2w_delta"], abs=1e-3)
+    assert res["linear/wmse"]["diversity"] == pytest.approx(res["linear/mse"]["diversity"], rel=1e-2)
+    deg = compare_losses(cfg, seed=0, archs=("linear",))  # the DEG weights do change the fit
+    assert abs(deg["linear/wmse"]["diversity"] - deg["linear/mse"]["diversity"]) > 0.1
+    with pytest.raises(ValueError, match="train_weights"):
+        compare_losses(cfg, seed=0, archs=("linear",), train_weights="ones")

@@ -100,6 +100,17 @@ def test_plans_replay_clean_near_optimal(metric, seed):
         assert plan.stats["total_distance"] >= plan.stats["optimal_distance"] - 1e-9  # optimum is a lower bound
 
 
+def test_negative_control_switches():
+    """Without repair the optimal assignment of a dense block has precedence cycles (no schedule exists);
+    without the precedence constraints the schedule runs moves through occupied corridors."""
+    starts, targets, shape = make_instance(block_sites(36), 41, seed=0)
+    assert verify_plan(plan_assembly(starts, targets, shape)) == []
+    with pytest.raises(ScheduleInfeasibleError):
+        plan_assembly(starts, targets, shape, repair_conflicts=False)
+    loose = plan_assembly(starts, targets, shape, precedence=False)
+    assert any("corridor holds" in p for p in verify_plan(loose))
+
+
 def test_tip_budget_limits_layer_size():
     starts, targets, shape = make_instance(lieb_sites(30), 33, seed=4)
     plan = plan_assembly(starts, targets, shape, n_tips=2)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26.nanoassembly.planner import METRICS, assign, move_path, path_length, repair
+from icml26.nanoassembly.planner import METRICS, Conflicts, assign, move_path, path_length, repair
 from icml26.nanoassembly.schedule import sat_schedule
 
 logger = logging.getLogger(__name__)
@@ -136,6 +136,8 @@ def plan_assembly(
     half_width: float = 0.5,
     n_tips: int | None = None,
     solver: str = "cadical153",
+    repair_conflicts: bool = True,
+    precedence: bool = True,
 ) -> Plan:
     """Plan the assembly of ``targets`` from molecules at ``starts``.
 
@@ -153,6 +155,12 @@ def plan_assembly(
         Corridor half-width in lattice constants (footprint radius plus clearance).
     n_tips : int, optional
         At most this many moves per layer; None = unbounded (minimum-makespan layers).
+    repair_conflicts : bool
+        Break precedence cycles by target swaps and parking (default). False schedules the raw optimal
+        assignment, a negative control: the scheduler raises ``ScheduleInfeasibleError`` on its cycles.
+    precedence : bool
+        Give the scheduler the corridor precedence constraints (default). False keeps only the
+        no-simultaneity pairs, a negative control: the replay then finds occupied corridors.
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}; got {metric!r}")
@@ -170,10 +178,11 @@ def plan_assembly(
     t0 = time.perf_counter()
     target_of, optimum = assign(starts, targets, metric)
     t1 = time.perf_counter()
-    rep = repair(starts, targets, target_of, shape, metric, half_width)
+    rep = repair(starts, targets, target_of, shape, metric, half_width, max_iter=2000 if repair_conflicts else 0)
     t2 = time.perf_counter()
     paths = [move_path(rep.waypoints[j][leg], rep.waypoints[j][leg + 1], metric) for j, leg in rep.conflicts.moves]
-    steps, info = sat_schedule(rep.conflicts, paths, half_width, n_tips, solver)
+    conflicts = rep.conflicts if precedence else Conflicts(moves=rep.conflicts.moves)
+    steps, info = sat_schedule(conflicts, paths, half_width, n_tips, solver)
     t3 = time.perf_counter()
     order = np.lexsort((np.arange(len(steps)), steps))
     moves = [
