@@ -150,7 +150,7 @@ def test_runner_reports_progress_before_each_seed():
     from fakesys.claims import needs_cluster
 
     started = []
-    run_claims([needs_cluster], "smoke", seeds=[4, 9], on_seed=lambda c, seed, i, n, ctl: started.append((c.id, seed, i, n)))
+    run_claims([needs_cluster], "smoke", seeds=[4, 9], on_seed=lambda c, s, i, n, ctl: started.append((c.id, s, i, n)))
     assert started == [("fakesys/needs-cluster-v1", 4, 0, 2), ("fakesys/needs-cluster-v1", 9, 1, 2)]
 
 
@@ -269,3 +269,31 @@ def test_summaries_round_trip_with_their_control_and_read_older_reports():
     assert again == s and isinstance(again.control, ClaimSummary)
     old = {k: v for k, v in s.to_dict().items() if k not in ("control", "per_seed", "judged", "elsewhere")}
     assert ClaimSummary.from_dict(old).control is None
+
+
+def test_a_judged_claim_with_unmeasured_seeds_is_not_measured_not_judged_on_the_rest():
+    @claim("fake/patchy-v1", statement="s", paper="p", control="c", judge=Interval("gain", above=0.0))
+    def patchy(scale, seed, control=False):
+        if seed > 0:
+            return ClaimResult("not-measured", reason="no GPU on this seed")
+        return ClaimResult("holds", measured={"gain": 1.0})
+
+    s = run_claim(patchy, "small")
+    assert s.verdict == "not-measured" and s.judged == []
+
+
+def test_a_control_that_crashes_or_is_not_measured_proves_nothing():
+    import dataclasses
+
+    from icml26.report import status_class
+
+    @claim("fake/crashing-control-v1", statement="s", paper="p", control="c")
+    def crashing(scale, seed, control=False):
+        if control:
+            raise RuntimeError("boom")
+        return ClaimResult("holds", measured={"x": 1.0})
+
+    s = run_claim(crashing, "smoke", with_control=True)
+    assert s.status == "holds; control error" and status_class(s.status) == "error"
+    dodged = dataclasses.replace(s, control=dataclasses.replace(s.control, verdict="not-measured"))
+    assert dodged.status == "holds; control not-measured" and status_class(dodged.status) == "unchecked"

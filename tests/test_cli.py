@@ -101,8 +101,19 @@ def test_reproduce_writes_reports_and_exits_0_whatever_the_verdicts(tmp_path, ca
     out, js = tmp_path / "reports", tmp_path / "all.json"
     assert (
         run(
-            ["reproduce", "fakesys", "--scale", "smoke", "--seeds", "3", "--out", str(out), "--json", str(js)]
-            + ["--controls"],
+            [
+                "reproduce",
+                "fakesys",
+                "--scale",
+                "smoke",
+                "--seeds",
+                "3",
+                "--out",
+                str(out),
+                "--json",
+                str(js),
+                "--controls",
+            ],
             systems,
         )
         == 0
@@ -275,3 +286,31 @@ def _timed(command):
     start = time.perf_counter()
     subprocess.run(command, capture_output=True, check=True)
     return time.perf_counter() - start
+
+
+def test_partial_update_readme_never_drops_rows_and_takes_the_current_labels(tmp_path, monkeypatch, capsys):
+    from icml26.report import readme_verdicts
+
+    copy = tmp_path / "fakecopy"
+    shutil.copytree(ROOT / "tests" / "fakesys", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.split(".")[0] == "fakecopy"]:
+        monkeypatch.delitem(sys.modules, name)
+    systems = {"fakecopy": SystemSpec("fakecopy", "t", "s", status="implemented", package="fakecopy")}
+    base = ["reproduce", "fakecopy", "--scale", "smoke", "--update-readme"]
+    assert run([*base, "--out", str(tmp_path / "a")], systems) == 0
+    before = (copy / "README.md").read_text()
+    # a fresh --out has no report of the other claims: their README rows would be lost, so it is refused
+    capsys.readouterr()
+    assert run([*base, "--out", str(tmp_path / "empty"), "--claim", "needs-cluster"], systems) == 2
+    assert "would lose their rows" in one_line_error(capsys)
+    assert (copy / "README.md").read_text() == before
+    # a label added to a claim after the full run reaches the README through a partial run
+    import dataclasses
+
+    import fakecopy.claims
+
+    labelled = dataclasses.replace(fakecopy.claims.mean_consistent, by_construction="built to hold")
+    monkeypatch.setattr(fakecopy.claims, "CLAIMS", [labelled, *fakecopy.claims.CLAIMS[1:]])
+    assert run([*base, "--out", str(tmp_path / "a"), "--claim", "needs-cluster"], systems) == 0
+    assert readme_verdicts(copy / "README.md")[0] == "holds by construction"

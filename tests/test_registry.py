@@ -117,6 +117,20 @@ def test_the_contract_checker_rejects_a_control_that_crashes(fake_spec, monkeypa
     assert "fakesys/fragile-v1: negative control crashed" in problems and "control broke" in problems
 
 
+def test_the_contract_checker_rejects_a_control_that_measures_something_else(fake_spec, monkeypatch):
+    import fakesys.claims
+    from icml26.claims import ClaimResult, claim
+
+    @claim("fakesys/rigged-v1", statement="s", paper="p", control="c")
+    def rigged(scale, seed, control=False):
+        if control:  # no measurement at all, only the verdict the checker wants
+            return ClaimResult("fails")
+        return ClaimResult("holds", measured={"abs error": 0.01})
+
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, rigged])
+    assert "fakesys/rigged-v1: its negative control measures []" in "\n".join(check_system(fake_spec))
+
+
 def test_readme_system_table_is_current():
     readme = (ROOT / "README.md").read_text()
     table = cli.list_markdown(SYSTEMS)

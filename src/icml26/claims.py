@@ -110,8 +110,10 @@ JUDGED_SEEDS = 5
 _ELSEWHERE_KEY = re.compile(r"\[[^\]]+\]\s*$")
 
 # Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom (no scipy needed in the core).
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
 
 
 def t_quantile_975(df: int) -> float:
@@ -272,7 +274,9 @@ class Claim:
         return max(scale.default_seeds, JUDGED_SEEDS) if self.judge else scale.default_seeds
 
     def __call__(self, scale: Scale | str, seed: int, control: bool = False) -> ClaimResult:
-        result = self.func(Scale.parse(scale), seed, control=control) if control else self.func(Scale.parse(scale), seed)
+        result = (
+            self.func(Scale.parse(scale), seed, control=control) if control else self.func(Scale.parse(scale), seed)
+        )
         if not isinstance(result, ClaimResult):
             raise TypeError(f"claim {self.id} returned {type(result).__name__}, not ClaimResult")
         if self.judge and result.verdict != "not-measured":
@@ -396,8 +400,9 @@ class ClaimSummary:
     def status(self) -> str:
         """The verdict as reports show it, with the control: only ``holds`` + a failing control is plain holds.
 
-        One of ``holds``, ``holds by construction``, ``holds; control not run``, ``holds; control holds too``,
-        or the plain verdict when the claim did not hold (``fails``, ``not-measured``, ``error``).
+        One of ``holds``, ``holds by construction``, ``holds; control not run``, ``holds; control holds too``
+        (the claim cannot fail as run), ``holds; control error`` / ``holds; control not-measured`` (the control
+        proved nothing), or the plain verdict when the claim did not hold (``fails``, ``not-measured``, ``error``).
         """
         if self.verdict != "holds":
             return self.verdict
@@ -405,7 +410,11 @@ class ClaimSummary:
             return "holds by construction"
         if self.control is None:
             return "holds; control not run"
-        return "holds" if self.control_ok else f"holds; control {self.control.verdict} too"
+        if self.control_ok:
+            return "holds"
+        return (
+            "holds; control holds too" if self.control.verdict == "holds" else f"holds; control {self.control.verdict}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -470,7 +479,7 @@ def aggregate_verdict(verdicts: Sequence[str]) -> str:
 def judged_verdict(judge: Sequence[Interval], results: Sequence[ClaimResult]) -> tuple[str, list[dict[str, Any]]]:
     """The verdict of a judged claim from its per-seed values: every interval on its claimed side."""
     measured = [r for r in results if r.verdict != "not-measured"]
-    if not measured:
+    if len(measured) < len(results):  # an interval over the seeds that happened to run would be cherry-picked
         return "not-measured", []
     stats = [j.judge([r.measured[j.key] for r in measured]) for j in judge]
     return ("holds" if all(s["holds"] for s in stats) else "fails"), stats
@@ -568,8 +577,12 @@ def run_claim(
         reasons = [*reasons[:2], f"(and {len(reasons) - 2} more)"]
     if judged and verdict == "fails":
         bad = [s for s in judged if not s["holds"]]
-        reasons.insert(0, "; ".join(f"95% interval of {s['key']} [{s['low']:.3g}, {s['high']:.3g}] "
-                                    f"does not meet {s['rule']}" for s in bad))
+        reasons.insert(
+            0,
+            "; ".join(
+                f"95% interval of {s['key']} [{s['low']:.3g}, {s['high']:.3g}] does not meet {s['rule']}" for s in bad
+            ),
+        )
     summary = ClaimSummary(
         id=claim_obj.id,
         statement=claim_obj.statement,

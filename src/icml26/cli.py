@@ -148,7 +148,8 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
         earlier = (load_system_report(out, spec.id) or []) if args.claim else []
         if args.claim and args.update_readme:  # checked before running: claims may take minutes
             rerun = {c.id for c in claims}
-            _check_readme_matches(spec, _merge_with_earlier(earlier, [], all_claims, scale), rerun, out)
+            kept = _merge_with_earlier(earlier, [], all_claims, scale, refresh=False)
+            _check_readme_matches(spec, kept, rerun, all_claims, out)
 
         def starting(c, seed, i, n, control):  # progress on stderr: small-scale claims take minutes
             what = "control of" if control else "running"
@@ -171,15 +172,32 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
     return EXIT_CRASH if crashed else EXIT_OK
 
 
-def _merge_with_earlier(earlier, fresh, all_claims, scale):
-    """Earlier summaries of the same scale, with the fresh ones replacing theirs, in the order of CLAIMS."""
+def _merge_with_earlier(earlier, fresh, all_claims, scale, *, refresh: bool = True):
+    """Earlier summaries of the same scale, with the fresh ones replacing theirs, in the order of CLAIMS.
+
+    With ``refresh`` the earlier summaries take the claim's current description (statement, paper reference,
+    control, by-construction label): the id, and so what the claim checks, is the same.
+    """
+    import dataclasses
+
     by_id = {s.id: s for s in earlier if s.scale == scale.value}
+    if refresh:
+        for c in all_claims:
+            if c.id in by_id:
+                by_id[c.id] = dataclasses.replace(
+                    by_id[c.id],
+                    statement=c.statement,
+                    paper_ref=c.paper,
+                    control_description=c.control,
+                    by_construction=c.by_construction,
+                )
     by_id.update({s.id: s for s in fresh})
     return [by_id[c.id] for c in all_claims if c.id in by_id]
 
 
-def _check_readme_matches(spec: SystemSpec, earlier, rerun: set[str], out: Path) -> None:
-    """Refuse to put rows from a stale report into the README: the rows kept must be the README's own."""
+def _check_readme_matches(spec: SystemSpec, earlier, rerun: set[str], all_claims, out: Path) -> None:
+    """Refuse to put rows from a stale report into the README: the rows kept must be the README's own, and
+    no row of a current claim may be dropped because the report lacks it."""
     from icml26.report import markdown_row, readme_rows
 
     current = readme_rows(spec.readme)
@@ -188,6 +206,13 @@ def _check_readme_matches(spec: SystemSpec, earlier, rerun: set[str], out: Path)
         raise UsageError(
             f"the report in {out / spec.id} does not match the README's rows for {', '.join(stale)}; "
             "use the --out of the run that wrote the README, or re-run every claim"
+        )
+    reported = {s.id for s in earlier} | rerun
+    dropped = [c.id for c in all_claims if c.id in current and c.id not in reported]
+    if dropped:
+        raise UsageError(
+            f"the report in {out / spec.id} lacks {', '.join(dropped)} (at this scale), so the README would lose "
+            "their rows; use the --out of the run that wrote the README, or re-run every claim"
         )
 
 
@@ -223,15 +248,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", nargs="?", help="system id (or --all)")
     p.add_argument("--all", action="store_true", help="every implemented system")
     p.add_argument("--scale", default="small", help="smoke | small | paper (default: small)")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per claim (default: 1 smoke, 3 otherwise)")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="seeds per claim (default: 1 at smoke; otherwise 3, or 5 for claims judged by intervals)",
+    )
     p.add_argument("--out", default="reports", help="report folder (default: reports/)")
     p.add_argument("--json", default=None, help="also write every claim summary to this JSON file")
     p.add_argument("--claim", default=None, help="run only claims whose id contains this text")
     p.add_argument(
-        "--controls", action="store_true", help="also run each claim's negative control (it must fail) on the same seeds"
+        "--controls",
+        action="store_true",
+        help="also run each claim's negative control (it must fail) on the same seeds",
     )
     p.add_argument(
-        "--update-readme", action="store_true", help="rewrite the claims table in the system README (implies --controls)"
+        "--update-readme",
+        action="store_true",
+        help="rewrite the claims table in the system README (implies --controls)",
     )
     return parser
 

@@ -101,7 +101,10 @@ def _why(s: ClaimSummary) -> str:
     if s.verdict == "holds" and s.by_construction:
         return s.by_construction
     if s.verdict == "holds" and s.control is not None and not s.control_ok:
-        return f"its negative control ({s.control_description}) did not fail: the claim cannot fail as run"
+        if s.control.verdict == "holds":
+            return f"its negative control ({s.control_description}) held too: the claim cannot fail as run"
+        why = s.control.reason or (s.control.error.strip().splitlines()[-1] if s.control.error else "")
+        return f"its negative control ({s.control_description}) said {s.control.verdict}, so it proved nothing: {why}"
     return s.reason or (s.error.strip().splitlines()[-1] if s.error else "")
 
 
@@ -163,18 +166,20 @@ def readme_verdicts(readme: Path) -> list[str] | None:
     """The verdicts in a README's generated claims table, or None when it has no block or no file.
 
     ``holds`` appears only for a claim that held with its negative control failing (see
-    :attr:`ClaimSummary.status`); the column is found by its header, so older tables still parse.
+    :attr:`ClaimSummary.status`); the column is found by its header, so older tables still parse, and a
+    ``holds`` in a table without a negative-control column reads as ``holds; control not run``.
     """
     match = _BLOCK.search(readme.read_text()) if readme.is_file() else None
     if not match:
         return None
-    column, verdicts = None, []
+    column, verdicts, controlled = None, [], False
     for line in match.group(0).splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
         if column is None and "verdict" in cells:
-            column = cells.index("verdict")
+            column, controlled = cells.index("verdict"), "negative control" in cells
         elif column is not None and line.startswith("| `") and len(cells) > column:
-            verdicts.append(cells[column].strip("*"))
+            verdict = cells[column].strip("*")
+            verdicts.append("holds; control not run" if verdict == "holds" and not controlled else verdict)
     return verdicts
 
 
@@ -210,7 +215,8 @@ th,td{border:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:
 th{background:#f4f4f4}.holds{color:#0a6b2d;font-weight:600}.fails{color:#b3261e;font-weight:600}
 .not-measured{color:#8a6d00;font-weight:600}.error{color:#fff;background:#b3261e;font-weight:600}
 .construction{color:#8a4b00;font-weight:600}.unchecked{color:#8a6d00;font-weight:600}
-.cannot-fail{color:#fff;background:#8a4b00;font-weight:600}.planned{color:#777}.muted{color:#777;font-size:.85rem}img{max-width:380px;margin:.3rem;border:1px solid #eee}
+.cannot-fail{color:#fff;background:#8a4b00;font-weight:600}.planned{color:#777}
+.muted{color:#777;font-size:.85rem}img{max-width:380px;margin:.3rem;border:1px solid #eee}
 code{background:#f6f6f6;padding:0 .2rem}
 """
 
@@ -229,8 +235,10 @@ def _counts(summaries: Iterable[ClaimSummary]) -> str:
 
 def status_class(status: str) -> str:
     """CSS class of a claim status: only a held claim whose control failed is green."""
-    if status.startswith("holds; control not run"):
+    if status in ("holds; control not run", "holds; control not-measured"):
         return "unchecked"
+    if status == "holds; control error":
+        return "error"
     if status.startswith("holds; control"):
         return "cannot-fail"
     return {"holds by construction": "construction"}.get(status, status)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,6 +54,8 @@ def check_readme(spec: SystemSpec) -> list[str]:
         return [f"{spec.id}: missing {spec.readme}"]
     text = spec.readme.read_text()
     problems = [f"{spec.id}: README lacks the section {s!r}" for s in README_SECTIONS if s not in text]
+    if README_BEGIN in text and "| negative control |" not in text:
+        problems.append(f"{spec.id}: README claims table shows no negative controls (icml26 reproduce --update-readme)")
     if README_BEGIN not in text:
         problems.append(f"{spec.id}: README has no generated claims block (run icml26 reproduce --update-readme)")
     elif not readme_verdicts(spec.readme):
@@ -87,6 +90,18 @@ def check_claim_runs(c: Claim, seed: int = 0) -> list[str]:
             problems.append(f"{c.id}: {label} crashed at smoke scale:\n{run.error}")
         elif run.wall_time_s > SMOKE_CLAIM_SECONDS:
             problems.append(f"{c.id}: {label} took {run.wall_time_s:.0f} s (> {SMOKE_CLAIM_SECONDS:.0f} s)")
+    measured = ("holds", "fails")
+    if summary.verdict in measured and summary.control.verdict in measured:
+        if set(summary.control.measured_mean) != set(summary.measured_mean):
+            problems.append(
+                f"{c.id}: its negative control measures {sorted(summary.control.measured_mean)}, the claim "
+                f"{sorted(summary.measured_mean)}: a control runs the same measurement with the sabotage applied"
+            )
+        bad = [
+            j["key"] for j in summary.control.judged if not all(math.isfinite(j[k]) for k in ("mean", "low", "high"))
+        ]
+        if bad:
+            problems.append(f"{c.id}: its negative control gave no finite value for {bad} (a crash is not a failure)")
     if summary.control.verdict != "error" and not summary.control_ok:
         problems.append(
             f"{c.id}: its negative control ({c.control}) says {summary.control.verdict!r} where it must say "
