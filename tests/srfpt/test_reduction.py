@@ -79,3 +79,22 @@ def test_bad_arguments():
         clique_to_sr(nx.Graph([(1, 5)]), 2)
     with pytest.raises(ValueError, match="probability"):
         random_graph(5, 1.5, 0)
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_witness_is_a_k_clique_using_k_variables_once(k):
+    import networkx as nx
+
+    from icml26.srfpt.reduction import solve_sr_witness
+
+    for n in range(k, 8):
+        turan = nx.turan_graph(n, k - 1)  # densest graph without a k-clique
+        solvable, _, uses = solve_sr_witness(clique_to_sr(turan, k))
+        assert not solvable
+        plus = turan.copy()
+        plus.add_edge(*next(iter(nx.non_edges(turan))))
+        solvable, best, uses = solve_sr_witness(clique_to_sr(plus, k))
+        chosen = np.flatnonzero(uses)
+        assert solvable and len(chosen) == k and set(uses[chosen]) == {1}
+        assert all(plus.has_edge(int(a), int(b)) for a, b in itertools.combinations(chosen, 2))
+        assert best == pytest.approx(solve_sr_instance(clique_to_sr(plus, k))[1])

@@ -128,3 +128,31 @@ def test_large_magnitude_data_warns_that_products_are_dropped():
         model = ExhaustiveSR(max_size=5, ops="add,mul").fit(x * 1e7, (x[:, 0] * 1e7) ** 2)
     assert model.mse_ > 0  # x*x (about 1e15) is treated as overflow: the search cannot find it
     assert ExhaustiveSR(max_size=5, ops="add,mul").fit(x, x[:, 0] ** 2).mse_ < 1e-20
+
+
+def test_library_reuse_gives_the_same_model_and_rejects_other_probes():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (60, 1))
+    y1, y2 = np.sin(X[:, 0]) + X[:, 0], X[:, 0] ** 2
+    first = ExhaustiveSR(max_size=5, seed=1).fit(X, y1)
+    fresh = ExhaustiveSR(max_size=5, seed=1).fit(X, y2)
+    reused = ExhaustiveSR(max_size=5, seed=1).fit(X, y2, library=first.library_)
+    assert str(reused.expression_) == str(fresh.expression_)
+    assert reused.library_ is first.library_
+    with pytest.raises(ValueError, match="other probe rows"):
+        ExhaustiveSR(max_size=5, seed=2).fit(X, y2, library=first.library_)
+    with pytest.raises(ValueError, match="other probe rows"):
+        ExhaustiveSR(max_size=5, ops="add,mul", seed=1).fit(X, y2, library=first.library_)
+
+
+def test_parse_tree_round_trip_and_errors():
+    from icml26.srfpt.fit import eval_tree, parse_tree
+
+    prims = parse_ops("add,mul,sin")
+    tree = parse_tree("mul(x, add(sin(y), 1))", prims, ["x", "y"])
+    assert tree_size(tree) == 6
+    X = np.array([[2.0, 0.0], [1.0, np.pi / 2]])
+    np.testing.assert_allclose(eval_tree(tree, prims, X), [2.0, 2.0])
+    for bad in ("mul(x)", "foo(x, y)", "add(x, y) x", "sin(x, y)", "add(x"):
+        with pytest.raises(ValueError):
+            parse_tree(bad, prims, ["x", "y"])

@@ -15,19 +15,23 @@ Reference: "When Is Symbolic Regression Tractable?", ICML 2026 (poster 63583; ab
 from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
 from icml26.srfpt.data import PROBLEMS, get_problem, sample
 from icml26.srfpt.enumerate import SearchSpaceTooLarge
-from icml26.srfpt.reduction import clique_to_sr, solve_sr_instance
+from icml26.srfpt.opcount import SearchCost, counted_search
+from icml26.srfpt.reduction import clique_to_sr, solve_sr_instance, solve_sr_witness
 from icml26.srfpt.search import ExhaustiveSR, ParetoPoint, estimate_trees
 
 __all__ = [
     "PROBLEMS",
     "ExhaustiveSR",
     "ParetoPoint",
+    "SearchCost",
     "SearchSpaceTooLarge",
     "clique_to_sr",
     "count_trees_by_depth",
     "count_trees_by_size",
+    "counted_search",
     "estimate_trees",
     "get_problem",
     "sample",
     "solve_sr_instance",
+    "solve_sr_witness",
 ]

@@ -1,4 +1,8 @@
-"""The paper's headline statements as executable checks (see README "Claims")."""
+"""The paper's headline statements as executable checks (see README "Claims").
+
+Complexity claims are judged on **operation counts** (:mod:`icml26.srfpt.opcount`), not on seconds: the
+machine is shared and the statements are about the number of operations.
+"""
 
 from __future__ import annotations
 
@@ -9,158 +13,255 @@ import numpy as np
 
 from icml26.claims import ClaimResult, Scale, claim
 from icml26.srfpt.config import PRESETS
-from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size, depth_count_bound
-from icml26.srfpt.data import PROBLEMS, get_problem, sample, symbolic_match
-from icml26.srfpt.enumerate import enumerate_library
-from icml26.srfpt.primitives import parse_ops
-from icml26.srfpt.reduction import clique_to_sr, excess_loss, has_clique_bruteforce, random_graph, solve_sr_instance
+from icml26.srfpt.counting import count_trees_by_size
+from icml26.srfpt.data import get_problem, sample
+from icml26.srfpt.fit import Tree, eval_tree, fit_tree, parse_tree, tree_size
+from icml26.srfpt.opcount import counted_search
+from icml26.srfpt.primitives import DEFAULT_OPS, parse_ops
+from icml26.srfpt.reduction import clique_to_sr, excess_loss, has_clique_bruteforce, solve_sr_witness
 from icml26.srfpt.search import ExhaustiveSR
 
 # The prototype's basis of the paper notes: 2 unary, 4 binary operators, constant 1.
 PROTO_OPS = ("sin", "cos", "add", "sub", "mul", "div")
-DEPTH_OPS_2VAR = ("add", "mul", "sin", "cos")  # smaller primitive set for two-variable depth-3 searches
+
+# Ground truth for the recovery claims: one hand-written tree per target over the *default* operator set
+# (constant leaf 1, linear scaling a + b f free). Each is checked by the recovery measure itself on every
+# run (the truth must count as recovered). SIZE_TREES are small in size, DEPTH_TREES small in depth.
+SIZE_TREES = {
+    "nguyen-1": "mul(x, add(mul(x, add(x, 1)), 1))",  # 9
+    "nguyen-5": "mul(sin(mul(x, x)), cos(x))",  # 7
+    "nguyen-6": "add(sin(x), sin(mul(x, add(x, 1))))",  # 9
+    "nguyen-8": "exp(div(log(x), add(1, 1)))",  # 7: sqrt(x)
+    "photon-energy": "div(1, lam)",  # 3
+    "kepler-third-law": "mul(a, exp(div(log(a), add(1, 1))))",  # 9: a sqrt(a)
+    "nguyen-9": "add(sin(x), sin(mul(y, y)))",  # 7
+    "nguyen-10": "mul(sin(x), cos(y))",  # 5
+    "nguyen-11": "exp(mul(y, log(x)))",  # 6
+    "kinetic-energy": "mul(m, mul(v, v))",  # 5
+    "ohm-power": "div(mul(V, V), R)",  # 5
+    "spring-energy": "mul(k, mul(x, x))",  # 5
+    "de-broglie": "div(1, mul(m, v))",  # 5
+    "boltzmann-factor": "div(1, exp(div(E, T)))",  # 6
+    "thin-lens": "div(mul(d1, d2), add(d1, d2))",  # 7
+    "velocity-addition": "div(add(u, v), add(1, mul(u, v)))",  # 9
+    "wave-speed": "exp(div(log(div(T, mu)), add(1, 1)))",  # 9
+    "pendulum-period": "exp(div(log(div(L, g)), add(1, 1)))",  # 9
+    "escape-velocity": "exp(div(log(div(M, r)), add(1, 1)))",  # 9
+    "ideal-gas": "div(mul(n, T), V)",  # 5
+    "gravitation": "div(mul(m1, m2), mul(r, r))",  # 7
+    "coulomb": "div(mul(q1, q2), mul(r, r))",  # 7
+    "centripetal-force": "div(mul(m, mul(v, v)), r)",  # 7
+    "radioactive-decay": "div(N0, exp(mul(lam, t)))",  # 6
+    "harmonic-oscillator": "mul(A, cos(mul(w, t)))",  # 6
+    "doppler": "div(mul(f, c), sub(c, v))",  # 7
+    "inverse-square-intensity": "div(P, mul(r, r))",  # 5
+}
+DEPTH_TREES = {
+    "nguyen-1": "add(mul(mul(x, x), add(x, 1)), x)",  # depth 3
+    "nguyen-5": "mul(sin(mul(x, x)), cos(x))",  # 3
+    "nguyen-8": "exp(div(log(x), add(1, 1)))",  # 3
+    "photon-energy": "div(1, lam)",  # 1
+    "nguyen-9": "add(sin(x), sin(mul(y, y)))",  # 3
+    "nguyen-10": "mul(sin(x), cos(y))",  # 2
+    "nguyen-11": "exp(mul(y, log(x)))",  # 3
+    "kinetic-energy": "mul(m, mul(v, v))",  # 2
+    "boltzmann-factor": "div(1, exp(div(E, T)))",  # 3
+}
+HELDOUT_N, HELDOUT_SEED, HELDOUT_TOL = 2000, 12345, 1e-6
 
 
 def _slope(x, y) -> float:
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
 
 
-def _timed_fit(model: ExhaustiveSR, X, y, repeats: int) -> tuple[float, ExhaustiveSR]:
-    best = np.inf
-    for _ in range(repeats):
-        t = time.perf_counter()
-        model.fit(X, y)
-        best = min(best, time.perf_counter() - t)
-    return best, model
+def _tree_depth(tree: Tree) -> int:
+    return 0 if tree[0] in ("var", "const") else 1 + max(_tree_depth(c) for c in tree[1:])
+
+
+def form_recovered(tree: Tree, prims, problem) -> tuple[bool, float]:
+    """Is ``tree`` the target's form? Refit its constants (a, b and the inner ones) on 2000 held-out noiseless
+    points of the target's range; recovered when ``max |model - f| <= 1e-6 max |f|``. Also returns that
+    relative max error."""
+    X, y = sample(problem, HELDOUT_N, seed=HELDOUT_SEED)
+    params, _ = fit_tree(tree, prims, X, y, gn_steps=30)
+    with np.errstate(all="ignore"):
+        pred = params[0] + params[1] * eval_tree(tree, prims, X, list(params[2:]))
+    err = float(np.max(np.abs(pred - y)) / np.max(np.abs(y))) if np.isfinite(pred).all() else np.inf
+    return err <= HELDOUT_TOL, err
+
+
+def _heldout_nrmse(model: ExhaustiveSR, problem) -> float:
+    """RMSE of the model as fitted vs the noiseless truth on the held-out points, over std of the truth."""
+    X, y = sample(problem, HELDOUT_N, seed=HELDOUT_SEED)
+    with np.errstate(all="ignore"):
+        pred = model.predict(X)
+    return float(np.sqrt(np.mean((pred - y) ** 2)) / np.std(y)) if np.isfinite(pred).all() else np.inf
+
+
+def _counter_matches_recurrence(prims, n_vars: int, k: int, rng) -> bool:
+    """Ground truth of the operation counter: without deduplication the enumeration evaluates every labelled
+    tree of size 2..k once per probe row (Eq. C1), and scoring evaluates every non-leaf function once per row."""
+    X = rng.uniform(-1, 1, (50, n_vars))
+    u = sum(p.arity == 1 for p in prims)
+    raw = counted_search(prims, X, X[:, 0], k, n_probe=4, dedup=False)
+    eq_c1 = sum(count_trees_by_size(k, n_vars + 1, u, len(prims) - u)[2:]) * 4
+    deduped = counted_search(prims, X, X[:, 0], k, n_probe=4)
+    return raw.enumerate_ops == eq_c1 and deduped.score_ops == (deduped.n_distinct - deduped.n_leaves) * len(X)
 
 
 @claim(
-    "srfpt/fpt-in-size-v1",
-    statement="SR is FPT in tree size: at fixed size k exhaustive search time is linear in n "
-    "(log-log slope ~ 1), and at fixed n it grows exponentially in k, following the tree counts",
-    paper="Abstract; theorem 'FPT parameterized by tree size' (f(k) poly(n) algorithm)",
-    control="the data size is not applied in the n sweep (every fit gets the smallest n): search time then does "
-    "not grow with n, its slope is ~0 and the claim must fail",
-    by_construction="the search enumerates distinct functions on a fixed set of probe rows, so its exponential part "
-    "is independent of n and time is O(n) in the scoring by construction; 'time follows the tree counts' is a "
-    "correlation of two series that both grow with k - replaced by fpt-in-size-v2 (issue 14)",
+    "srfpt/fpt-in-size-v2",
+    statement="SR is FPT in tree size but XP in the number of variables (operation counts): at fixed size k the "
+    "exhaustive search finds exactly the same number of distinct functions for every data size n and its "
+    "operation count grows at most linearly in n (log-log slope <= 1.01 for every k); at fixed n the exponent "
+    "of its operation count in the number of variables v (log-log slope over v) grows with k, at every step "
+    "and by >= 0.5 from the smallest to the largest k",
+    paper="Abstract: FPT parameterized by tree size; W[1]-hard parameterized by the number of variables",
+    control="variable selection switched off: the v variable columns are copies of one column, so the search "
+    "tells apart a single variable whatever v is; the exponent of v then does not grow with k and the claim must "
+    "fail",
 )
 def fpt_in_size(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     cfg = PRESETS[scale.value]
-    problem = get_problem("nguyen-5")
-    ns, times_n = np.array(cfg.fpt_ns), []
-    for n in ns:
-        X, y = sample(problem, int(ns[0]) if control else int(n), seed=seed)  # the data size under test
-        times_n.append(_timed_fit(ExhaustiveSR(max_size=cfg.fpt_size, seed=seed), X, y, cfg.repeats)[0])
-    times_n = np.array(times_n)
-    top = ns >= ns.max() / 100  # the top two decades, where the O(n) part dominates fixed costs
-    slope_all, slope_top = _slope(ns, times_n), _slope(ns[top], times_n[top])
+    prims = parse_ops(PROTO_OPS)
+    rng = np.random.default_rng(seed)
+    counter_ok = _counter_matches_recurrence(prims, 2, 5, rng)
 
-    sizes, times_k, distinct = np.array(cfg.fpt_sizes), [], []
-    X, y = sample(problem, cfg.fpt_n, seed=seed)
-    for k in sizes:
-        t, model = _timed_fit(ExhaustiveSR(max_size=int(k), seed=seed), X, y, 1)
-        times_k.append(t)
-        distinct.append(model.n_distinct_)
-    times_k = np.array(times_k)
-    trees = np.array([_n_trees(int(k)) for k in sizes], dtype=float)  # labelled trees covered
-    big = sizes >= 5
-    corr_trees = float(np.corrcoef(np.log(times_k[big]), np.log(trees[big]))[0, 1])
-    growth = float(np.exp(np.polyfit(sizes[big], np.log(times_k[big]), 1)[0]))
-    tree_growth = float(np.exp(np.polyfit(sizes[big], np.log(trees[big]), 1)[0]))
-    ok = 0.75 <= slope_top <= 1.25 and slope_all <= 1.25 and corr_trees >= 0.9 and growth > 2.0
-    figs = _fpt_figures(ns, times_n, slope_top, cfg.fpt_size, sizes, times_k, trees, np.array(distinct), cfg.fpt_n)
-    return ClaimResult(
-        "holds" if ok else "fails",
-        measured={
-            "log-log slope time vs n (top 2 decades)": slope_top,
-            "log-log slope time vs n (all n)": slope_all,
-            "time growth per size step": growth,
-            "corr(log time, log #trees)": corr_trees,
-            f"time at k={int(sizes[-1])} (s)": float(times_k[-1]),
-        },
-        paper={"log-log slope time vs n": 1.0, "time vs k": "exponential (f(k))"},
-        baselines={"#trees growth per size step": tree_growth},
-        reason="" if ok else f"slope {slope_top:.2f} (all {slope_all:.2f}), corr {corr_trees:.2f}, growth {growth:.2f}",
-        figures=figs,
-    )
+    # (a) data size n at fixed k: nested data X[:n], so every n has the same probe rows
+    ks, ns = cfg.size_ks, np.array(cfg.size_ns)
+    X_all, y_all = sample(get_problem("nguyen-5"), int(ns.max()), seed=seed)
+    ops_n, same_distinct, slope_n = {}, [], {}
+    for k in ks:
+        costs = [counted_search(prims, X_all[:n], y_all[:n], k) for n in ns]
+        same_distinct.append(len({c.n_distinct for c in costs}) == 1)
+        ops_n[k] = np.array([c.total_ops for c in costs], float)
+        slope_n[k] = _slope(ns, ops_n[k])
 
+    # (b) number of variables v at fixed n and k
+    vs = np.array(cfg.size_vs)
+    ops_v = {k: [] for k in ks}
+    for v in vs:
+        X = rng.uniform(-2, 2, (cfg.size_v_n, int(v)))
+        if control:  # variable selection off: every column is the first one
+            X = np.repeat(X[:, :1], int(v), axis=1)
+        for k in ks:
+            ops_v[k].append(counted_search(prims, X, X[:, 0], k).total_ops)
+    exp_v = np.array([_slope(vs, ops_v[k]) for k in ks])
+    grows = bool(np.all(np.diff(exp_v) > 0))
+    rise = float(exp_v[-1] - exp_v[0])
+    ok = counter_ok and all(same_distinct) and max(slope_n.values()) <= 1.01 and grows and rise >= 0.5
 
-def _n_trees(k: int) -> int:
-    ops = parse_ops(ExhaustiveSR().ops)
-    n_unary = sum(p.arity == 1 for p in ops)
-    return sum(count_trees_by_size(k, 2, n_unary, len(ops) - n_unary))
-
-
-def _fpt_figures(ns, times_n, slope, k, sizes, times_k, trees, distinct, n_fixed):
     import matplotlib.pyplot as plt
 
     fig1, ax = plt.subplots(figsize=(5, 3.6))
-    ax.loglog(ns, times_n, "o-", label=f"exhaustive search, size {k}")
-    ref = times_n[-1] * ns / ns[-1]
-    ax.loglog(ns, ref, "k--", lw=1, label="slope 1")
-    ax.set(xlabel="data points n", ylabel="search time (s)", title=f"time vs n (top slope {slope:.2f})")
-    ax.legend()
+    for k in ks:
+        ax.loglog(ns, ops_n[k], "o-", ms=3, label=f"k={k} (slope {slope_n[k]:.2f})")
+    ax.set(xlabel="data points n", ylabel="element operations", title="cost vs n at fixed size (v = 1)")
+    ax.legend(fontsize=7)
     fig2, ax = plt.subplots(figsize=(5, 3.6))
-    ax.semilogy(sizes, times_k / times_k[-1], "o-", label="search time")
-    ax.semilogy(sizes, trees / trees[-1], "s--", label="labelled trees (recurrence)")
-    ax.semilogy(sizes, distinct / distinct[-1], "^:", label="distinct functions (enumerated)")
-    ax.set(xlabel="max size k", ylabel="relative to largest k", title=f"time vs size (n = {n_fixed})")
-    ax.legend()
-    return {"time-vs-n": fig1, "time-vs-size": fig2}
-
-
-@claim(
-    "srfpt/fpt-in-depth-v1",
-    statement="SR is FPT in depth: the number of trees of depth <= D is finite (<= (L+U+B)^(2^(D+1)-1)), "
-    "equals its recurrence, and depth-bounded search recovers targets within the bound",
-    paper="Abstract; theorem 'FPT parameterized by expression depth'",
-    control="shuffled ground truth: y is permuted against X before the depth-3 searches, so no target can be "
-    "recovered and the claim must fail",
-    by_construction="the count check compares our enumeration with the recurrence it implements, and the "
-    "two-variable searches use an operator set hand-picked to contain their targets (add, mul, sin, cos) - "
-    "issue 14",
-)
-def fpt_in_depth(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    cfg = PRESETS[scale.value]
-    rng = np.random.default_rng(seed)
-    checks = []
-    # (ops, n_vars, D): every labelled tree enumerated (no deduplication) vs Eq. C2
-    for ops, n_vars, depth in ((PROTO_OPS, 1, 2), (("sin", "add", "mul"), 1, 3), (("add", "mul"), 2, 3)):
-        prims = parse_ops(ops)
-        u = sum(p.arity == 1 for p in prims)
-        probes = rng.uniform(-1, 1, (4, n_vars))
-        lib = enumerate_library(prims, probes, depth, mode="depth", dedup=False, max_nodes=10**7)
-        enumerated = np.cumsum(lib.n_candidates).tolist()
-        recurrence = count_trees_by_depth(depth, n_vars + 1, u, len(prims) - u)
-        bound = depth_count_bound(depth, n_vars + 1, u, len(prims) - u)
-        checks.append(enumerated == recurrence and recurrence[-1] <= bound)
-    recovered = []
-    for name in cfg.depth_targets:
-        p = get_problem(name)
-        X, y = sample(p, seed=seed)
-        if control:  # shuffled ground truth
-            y = np.random.default_rng(seed).permutation(y)
-        ops = p.ops if len(p.variables) == 1 else DEPTH_OPS_2VAR
-        model = ExhaustiveSR(max_depth=3, ops=ops, max_trees=1e9, seed=seed).fit(X, y, p.variables)
-        recovered.append(symbolic_match(model.expression_, p.expression))
-    ok = all(checks) and all(recovered)
+    for k, e in zip(ks, exp_v, strict=True):
+        ax.loglog(vs, ops_v[k], "o-", ms=3, label=f"k={k} (exponent {e:.2f})")
+    ax.set(xlabel="variables v", ylabel="element operations", title=f"cost vs v at fixed size (n = {cfg.size_v_n})")
+    ax.legend(fontsize=7)
+    measured = {
+        "op counter == Eq. C1 x probes": float(counter_ok),
+        "distinct functions identical across n": float(np.mean(same_distinct)),
+        "max over k of log-log slope ops vs n": max(slope_n.values()),
+        f"exponent of v at k={ks[0]}": float(exp_v[0]),
+        f"exponent of v at k={ks[-1]}": float(exp_v[-1]),
+        "exponent rise (largest - smallest k)": rise,
+        "exponent of v grows at every k step": float(grows),
+    }
     return ClaimResult(
         "holds" if ok else "fails",
-        measured={
-            "count checks passed": float(np.mean(checks)),
-            "depth-3 targets recovered": float(np.mean(recovered)),
-            "depth-3 trees covered (default ops, v=1)": float(count_trees_by_depth(3, 2, 4, 4)[-1]),
-        },
-        paper={"count": "finite for fixed D", "recurrence": "T(D) = L + U T(D-1) + B T(D-1)^2"},
-        reason="" if ok else f"count checks {checks}, recovered {dict(zip(cfg.depth_targets, recovered, strict=True))}",
+        measured=measured,
+        paper={"cost": "f(k) poly(n) in size k; no f(k) poly(n) in the number of variables unless FPT = W[1]"},
+        reason=""
+        if ok
+        else f"counter {counter_ok}, same distinct {same_distinct}, slopes in n "
+        f"{[round(s, 3) for s in slope_n.values()]}, exponents of v {np.round(exp_v, 2).tolist()}",
+        figures={"ops-vs-n": fig1, "ops-vs-v": fig2},
     )
 
 
 @claim(
-    "srfpt/w1-hardness-gadget-v1",
-    statement="k-Clique reduces to SR with at most k variables (primitives {+}): on random graphs the SR "
-    "instance is solvable iff a k-clique exists (brute force on both sides)",
+    "srfpt/fpt-in-depth-v2",
+    statement="SR is FPT in depth: at fixed depth D the search finds exactly the same number of distinct functions "
+    "for every n and its operation count grows at most linearly in n (log-log slope <= 1.01 for every D); "
+    "depth-3 search with the full default operator set (8 operators) recovers the form of every target that has a "
+    "tree of depth <= 3 over it (constants refit on 2000 held-out points, max error <= 1e-6 max |f|)",
+    paper="Abstract; theorem 'FPT parameterized by expression depth'",
+    control="shuffled ground truth: y is permuted against X before the depth-3 searches, so no target can be "
+    "recovered and the claim must fail",
+)
+def fpt_in_depth(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    cfg = PRESETS[scale.value]
+    prims = parse_ops(DEFAULT_OPS)
+    ds, ns = cfg.depth_ds, np.array(cfg.depth_ns)
+    X_all, y_all = sample(get_problem("nguyen-1"), int(ns.max()), seed=seed)  # nested data X[:n]
+    same_distinct, slope_n, times = [], {}, []
+    for d in ds:
+        costs = []
+        for n in ns:
+            t = time.perf_counter()
+            costs.append(counted_search(prims, X_all[:n], y_all[:n], d, mode="depth"))
+            if d == ds[-1]:
+                times.append(time.perf_counter() - t)
+        same_distinct.append(len({c.n_distinct for c in costs}) == 1)
+        slope_n[d] = _slope(ns, [c.total_ops for c in costs])
+
+    recovered, truth_ok, errors = [], [], {}
+    for name in cfg.depth_targets:
+        p = get_problem(name)
+        truth = parse_tree(DEPTH_TREES[name], prims, p.variables)
+        truth_ok.append(_tree_depth(truth) <= 3 and form_recovered(truth, prims, p)[0])  # measure on ground truth
+        X, y = sample(p, seed=seed)
+        if control:  # shuffled ground truth
+            y = np.random.default_rng(seed).permutation(y)
+        model = ExhaustiveSR(max_depth=3, ops=DEFAULT_OPS, max_trees=1e10, max_nodes=10**7, seed=seed)
+        model.fit(X, y, p.variables)
+        hit, errors[name] = form_recovered(model.tree_, prims, p)
+        recovered.append(hit)
+    ok = all(same_distinct) and max(slope_n.values()) <= 1.01 and all(truth_ok) and all(recovered)
+    return ClaimResult(
+        "holds" if ok else "fails",
+        measured={
+            "distinct functions identical across n": float(np.mean(same_distinct)),
+            "max over D of log-log slope ops vs n": max(slope_n.values()),
+            f"log-log slope time vs n at D={ds[-1]} (noisy, not judged)": _slope(ns, times),
+            "hand trees recognised by the measure": float(np.mean(truth_ok)),
+            "depth-3 targets recovered (default ops)": float(np.mean(recovered)),
+        },
+        paper={"cost": "f(D) poly(n)"},
+        reason=""
+        if ok
+        else f"same distinct {same_distinct}, slopes {[round(s, 3) for s in slope_n.values()]}, "
+        f"truth {truth_ok}, recovered {dict(zip(cfg.depth_targets, recovered, strict=True))}",
+    )
+
+
+def _turan_plus_edge(graph: nx.Graph) -> nx.Graph:
+    """Turan graph with one edge added inside a part: by Turan's theorem it has a k-clique."""
+    plus = graph.copy()
+    u, w = next(iter(nx.non_edges(graph)))
+    plus.add_edge(u, w)
+    return plus
+
+
+def _planted(rng, k: int, max_vertices: int) -> nx.Graph:
+    n = int(rng.integers(k + 2, max_vertices + 1))
+    graph = nx.gnp_random_graph(n, float(rng.uniform(0.1, 0.4)), seed=int(rng.integers(2**31)))
+    members = rng.choice(n, k, replace=False)
+    graph.add_edges_from((int(a), int(b)) for j, a in enumerate(members) for b in members[j + 1 :])
+    return graph
+
+
+@claim(
+    "srfpt/w1-hardness-gadget-v2",
+    statement="k-Clique reduces to SR with at most k variables (primitives {+}): for k = 3, 4, 5, on every graph "
+    "with <= 6 vertices, on Turan graphs T(N, k-1) (densest graphs without a k-clique), on them plus one edge, and "
+    "on random graphs with a planted k-clique, brute-force SR finds SSE <= tau iff brute-force search finds a "
+    "k-clique, and every witness uses exactly k variables, once each, forming a k-clique",
     paper="Abstract; theorem 'W[1]-hard parameterized by the number of variables / primitives used'",
     control="the reduction does not encode the edges: the SR instance is built from the complete graph on the same "
     "vertices (no non-edge rows), so it is solvable whenever N >= k and the claim must fail on clique-free graphs",
@@ -168,151 +269,115 @@ def fpt_in_depth(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
 def w1_hardness_gadget(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     cfg = PRESETS[scale.value]
     rng = np.random.default_rng(seed)
-    agree, has, excess_ok, gaps = [], [], [], {True: [], False: []}
+    instances = []  # (family, graph, k)
+    small_graphs = [g for g in nx.graph_atlas_g() if 1 <= g.number_of_nodes() <= cfg.gadget_max_vertices]
+    for k in cfg.gadget_ks:
+        instances += [("all small graphs", g, k) for g in small_graphs]
+        for n in range(k, cfg.turan_max_vertices + 1):
+            turan = nx.turan_graph(n, k - 1)
+            instances += [("Turan", turan, k), ("Turan + edge", _turan_plus_edge(turan), k)]
+        instances += [("planted", _planted(rng, k, cfg.planted_max_vertices), k) for _ in range(cfg.planted_per_k)]
+
+    agree, witness_ok, has, excess_ok, families = [], [], [], [], {}
     t0 = time.perf_counter()
-    for i in range(cfg.n_graphs):
-        k = cfg.clique_ks[i % len(cfg.clique_ks)]
-        graph = random_graph(int(rng.integers(k + 1, 10)), float(rng.uniform(0.2, 0.75)), int(rng.integers(2**31)))
+    for family, graph, k in instances:
         clique = has_clique_bruteforce(graph, k)
         encoded = nx.complete_graph(graph.number_of_nodes()) if control else graph  # the graph the gadget encodes
-        inst = clique_to_sr(encoded, k)
-        solvable, best = solve_sr_instance(inst)
+        solvable, _, uses = solve_sr_witness(clique_to_sr(encoded, k))
         agree.append(clique == solvable)
         has.append(clique)
-        gaps[clique].append(best - inst.tau)
-        sub = rng.choice(graph.number_of_nodes(), k, replace=False)
-        missing = sum(not graph.has_edge(a, b) for j, a in enumerate(sub) for b in sub[j + 1 :])
-        excess_ok.append(abs(excess_loss(graph, sub) - 2 * missing) < 1e-9)
+        families.setdefault(family, []).append(clique == solvable)
+        if solvable:  # the witness: exactly k variables, each once, pairwise adjacent in the input graph
+            chosen = np.flatnonzero(uses)
+            witness_ok.append(
+                len(chosen) == k
+                and bool(np.all(uses[chosen] == 1))
+                and all(graph.has_edge(int(a), int(b)) for j, a in enumerate(chosen) for b in chosen[j + 1 :])
+            )
+        if graph.number_of_nodes() >= k:  # Eq. R1 identity on a random k-subset
+            sub = rng.choice(graph.number_of_nodes(), k, replace=False)
+            missing = sum(not graph.has_edge(int(a), int(b)) for j, a in enumerate(sub) for b in sub[j + 1 :])
+            excess_ok.append(abs(excess_loss(graph, sub) - 2 * missing) < 1e-9)
     elapsed = time.perf_counter() - t0
-    frac = float(np.mean(has))
-    ok = all(agree) and all(excess_ok) and 0.1 <= frac <= 0.9
-
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    for j, key in enumerate((True, False)):
-        vals = np.array(gaps[key])
-        ax.scatter(j + 0.15 * rng.standard_normal(len(vals)), vals, s=8, alpha=0.6)
-    ax.axhline(0, color="k", lw=1)
-    ax.set_xticks([0, 1], ["k-clique", "no k-clique"])
-    ax.set(ylabel="min SSE - tau (brute-force SR)", title=f"clique gadget, {cfg.n_graphs} graphs")
+    ok = all(agree) and all(witness_ok) and all(excess_ok) and 0 < np.mean(has) < 1
+    measured = {
+        "agreement (SR solvable == clique)": float(np.mean(agree)),
+        "instances": float(len(instances)),
+        "fraction with a clique": float(np.mean(has)),
+        "witnesses with exactly k variables forming a clique": float(np.mean(witness_ok)) if witness_ok else 0.0,
+        "excess = 2 x missing edges": float(np.mean(excess_ok)),
+        "ms per instance": 1000 * elapsed / len(instances),
+    }
+    measured.update({f"agreement on {f}": float(np.mean(v)) for f, v in families.items()})
     return ClaimResult(
         "holds" if ok else "fails",
-        measured={
-            "agreement (SR solvable == clique)": float(np.mean(agree)),
-            "graphs": float(cfg.n_graphs),
-            "fraction with a clique": frac,
-            "excess = 2 x missing edges": float(np.mean(excess_ok)),
-            "min gap without clique": float(min(gaps[False], default=np.nan)),
-            "ms per instance": 1000 * elapsed / cfg.n_graphs,
-        },
+        measured=measured,
         paper={"agreement": 1.0},
-        reason="" if ok else f"agreement {np.mean(agree):.3f}, clique fraction {frac:.2f}",
-        figures={"gadget-gap": fig},
+        reason=""
+        if ok
+        else f"agreement {np.mean(agree):.3f} "
+        f"({', '.join(f'{f}: {np.mean(v):.3f}' for f, v in families.items())}), "
+        f"witnesses {np.mean(witness_ok) if witness_ok else float('nan'):.3f}",
     )
 
 
 @claim(
-    "srfpt/variables-drive-blowup-v1",
-    statement="at fixed size the search space grows steeply with the number of variables "
-    "(labelled trees of size 9, 2 unary + 4 binary ops + 1 constant: ~470x from 1 to 8 variables)",
-    paper="Abstract (W[1]-hard in the number of variables: selection as a source of intractability)",
-    control="variable selection switched off: every variable count v is counted and enumerated with a single "
-    "variable leaf, so there is no blow-up and the claim must fail",
-    by_construction="pure counting: the tree ratio is the recurrence Eq. C1 evaluated at v + 1 leaves and the "
-    "distinct-function ratio grows with any added leaf; its ~470x is the paper notes' prototype's number, not the "
-    "paper's (issue 14)",
-)
-def variables_drive_blowup(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    cfg = PRESETS[scale.value]
-
-    def leaves(v: int) -> int:  # variables a tree can select, plus the constant 1
-        return (1 if control else v) + 1
-
-    vs = (1, 2, 4, 8)
-    counts = {v: count_trees_by_size(11, leaves(v), 2, 4) for v in vs}
-    ratio = counts[8][9] / counts[1][9]
-    rng = np.random.default_rng(seed)
-    prims = parse_ops(PROTO_OPS)
-    k = cfg.blowup_enum_size
-    distinct, enum_ok = {}, []
-    for v in (1, 2, 3):
-        probes = rng.uniform(-2, 2, (16, leaves(v) - 1))
-        lib = enumerate_library(prims, probes, k, seed=seed)
-        distinct[v] = np.cumsum(lib.distinct_per_grade(k))
-        if v <= 2:  # every labelled tree, enumerated without deduplication, vs Eq. C1
-            raw = enumerate_library(prims, probes[:4], min(k, 6), dedup=False)
-            enum_ok.append(raw.n_candidates[1:] == count_trees_by_size(min(k, 6), leaves(v), 2, 4)[1:])
-    distinct_ratio = float(distinct[3][k] / distinct[1][k])
-    ok = ratio >= 100 and all(enum_ok) and distinct_ratio >= 5
-
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    sizes = np.arange(1, 12)
-    for j, v in enumerate(vs):
-        ax.semilogy(sizes, counts[v][1:], "o-", ms=3, color=f"C{j}", label=f"v={v} labelled trees (= k)")
-    for j, v in enumerate((1, 2, 3)):
-        ax.semilogy(np.arange(1, k + 1), distinct[v][1:], "^:", ms=3, color=f"C{j + 4}", label=f"v={v} distinct (<= k)")
-    ax.set(xlabel="size k", ylabel="count", title="search space vs size and variables")
-    ax.legend(fontsize=7)
-    return ClaimResult(
-        "holds" if ok else "fails",
-        measured={
-            "trees(size 9, v=8) / trees(size 9, v=1)": ratio,
-            "trees size 9, v=1": counts[1][9],
-            "trees size 9, v=8": counts[8][9],
-            f"distinct functions size<={k}: v=3 / v=1": distinct_ratio,
-            "enumeration == recurrence": float(np.mean(enum_ok)),
-        },
-        paper={"search space vs variables": "W[1]-hard in the number of variables (selection)"},
-        elsewhere={
-            "trees(size 9, v=8) / trees(size 9, v=1) [paper notes' prototype]": 470.0,
-            "trees size 9, v=1 [paper notes' prototype]": 1.0e6,
-            "trees size 9, v=8 [paper notes' prototype]": 473e6,
-        },
-        reason="" if ok else f"ratio {ratio:.0f}, distinct ratio {distinct_ratio:.1f}, enumeration checks {enum_ok}",
-        figures={"count-vs-size": fig},
-    )
-
-
-@claim(
-    "srfpt/exact-recovery-v1",
-    statement="exhaustive search up to size 9 recovers noiseless Nguyen and Feynman-style targets of "
-    "size <= 9 exactly (symbolically equivalent, constants within 1e-6)",
+    "srfpt/exact-recovery-v2",
+    statement="with one size bound for every target (9) and the default 8-operator set, exhaustive search "
+    "recovers the form of every catalogue target that has a tree within the bound over that set at 0 % noise, "
+    "and of >= 80 % of them at 1 % noise (constants refit on 2000 held-out noiseless points, max error <= 1e-6 "
+    "max |f|); 10 % noise and the targets without such a tree are reported, not judged",
     paper="Abstract (bounded-complexity search is the tractable regime); issue's exact-recovery check",
     control="shuffled ground truth: y is permuted against X before every search, so no target can be recovered "
     "and the claim must fail",
-    by_construction="each target is searched with a size bound equal to its own hand-written tree's size (with "
-    "its family's operator set), so the search space is cut to just contain it - replaced by exact-recovery-v2 "
-    "(issue 14)",
 )
 def exact_recovery(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     cfg = PRESETS[scale.value]
-    names = [n for n, p in PROBLEMS.items() if p.size <= cfg.recovery_max_size]
-    recovered, times = [], []
-    for name in names:
-        p = PROBLEMS[name]
-        X, y = sample(p, seed=seed)
-        if control:  # shuffled ground truth
-            y = np.random.default_rng(seed).permutation(y)
-        t = time.perf_counter()
-        model = ExhaustiveSR(max_size=p.size, ops=p.ops, seed=seed).fit(X, y, p.variables)
-        times.append(time.perf_counter() - t)
-        recovered.append(symbolic_match(model.expression_, p.expression))
-    rate = float(np.mean(recovered))
-    missed = [n for n, r in zip(names, recovered, strict=True) if not r]
-    ok = rate >= 0.9
+    prims = parse_ops(DEFAULT_OPS)
+    bound = cfg.recovery_max_size
+    within = []  # targets with a hand tree of size <= bound, each checked by the measure
+    truth_ok = []
+    for name in cfg.recovery_targets:
+        if name in SIZE_TREES:
+            p = get_problem(name)
+            tree = parse_tree(SIZE_TREES[name], prims, p.variables)
+            if tree_size(tree) <= bound:
+                within.append(name)
+                truth_ok.append(form_recovered(tree, prims, p)[0])  # the measure on ground truth
+    hits = {noise: {} for noise in cfg.recovery_noises}
+    nrmse = {noise: [] for noise in cfg.recovery_noises}
+    for name in cfg.recovery_targets:
+        p = get_problem(name)
+        library = None  # the enumeration depends on X only: shared by the noise levels
+        for noise in cfg.recovery_noises:
+            X, y = sample(p, noise=noise, seed=seed)  # same X for every noise level
+            if control:  # shuffled ground truth
+                y = np.random.default_rng(seed).permutation(y)
+            model = ExhaustiveSR(max_size=bound, ops=DEFAULT_OPS, max_trees=1e12, max_nodes=10**8, seed=seed)
+            model.fit(X, y, p.variables, library=library)
+            library = model.library_
+            hits[noise][name] = form_recovered(model.tree_, prims, p)[0]
+            nrmse[noise].append(_heldout_nrmse(model, p))
+    rate = {noise: float(np.mean([hits[noise][n] for n in within])) for noise in cfg.recovery_noises}
+    other = [n for n in cfg.recovery_targets if n not in within]
+    ok = all(truth_ok) and rate[0.0] >= 1.0 and rate[0.01] >= 0.8
+    measured = {
+        "targets within the bound": float(len(within)),
+        "hand trees recognised by the measure": float(np.mean(truth_ok)),
+    }
+    for noise in cfg.recovery_noises:
+        tag = f"{100 * noise:g} % noise"
+        measured[f"recovery within the bound, {tag}"] = rate[noise]
+        if other:
+            measured[f"recovery of other targets, {tag}"] = float(np.mean([hits[noise][n] for n in other]))
+        measured[f"median held-out NRMSE, {tag}"] = float(np.median(nrmse[noise]))
+    missed = {f"{100 * noise:g}%": [n for n in within if not hits[noise][n]] for noise in cfg.recovery_noises}
     return ClaimResult(
         "holds" if ok else "fails",
-        measured={
-            "exact recovery rate": rate,
-            "problems": float(len(names)),
-            "median time (s)": float(np.median(times)),
-        },
-        paper={"exact recovery rate": "all targets within the size bound"},
-        reason=f"missed: {', '.join(missed)}" if missed else "",
+        measured=measured,
+        paper={"exact recovery": "all targets within the size bound (bounded search is exhaustive)"},
+        reason=f"missed within the bound: {missed}" if any(missed.values()) else "",
     )
 
 
-CLAIMS = [fpt_in_size, fpt_in_depth, w1_hardness_gadget, variables_drive_blowup, exact_recovery]
+CLAIMS = [fpt_in_size, fpt_in_depth, w1_hardness_gadget, exact_recovery]

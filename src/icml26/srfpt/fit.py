@@ -12,6 +12,8 @@ are then refined by a few damped Gauss-Newton (Levenberg-Marquardt) steps on all
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import sympy
 
@@ -127,6 +129,47 @@ def eval_tree(tree: Tree, ops, X: np.ndarray, consts: list[float] | None = None)
 
     with np.errstate(all="ignore"):
         return np.asarray(rec(tree), dtype=np.float64) * np.ones(len(X))
+
+
+def parse_tree(text: str, ops, variables: Sequence[str]) -> Tree:
+    """Read a tree written as nested calls, e.g. ``"mul(x, add(x, 1))"``, over ``ops`` and ``variables``.
+
+    Names of ``ops`` are operators, names in ``variables`` are variable leaves, numbers are constant leaves.
+    """
+    op_index = {p.name: i for i, p in enumerate(ops)}
+    var_index = {name: j for j, name in enumerate(variables)}
+    tokens = text.replace("(", " ( ").replace(")", " ) ").replace(",", " , ").split()
+    pos = 0
+
+    def take() -> str:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise ValueError(f"unexpected end of tree {text!r}")
+        pos += 1
+        return tokens[pos - 1]
+
+    def rec() -> Tree:
+        tok = take()
+        if tok in var_index:
+            return ("var", var_index[tok])
+        if tok in op_index:
+            if take() != "(":
+                raise ValueError(f"expected '(' after {tok!r} in {text!r}")
+            args = [rec()]
+            while (sep := take()) == ",":
+                args.append(rec())
+            if sep != ")" or len(args) != ops[op_index[tok]].arity:
+                raise ValueError(f"{tok!r} needs {ops[op_index[tok]].arity} argument(s) in {text!r}")
+            return (op_index[tok], *args)
+        try:
+            return ("const", float(tok))
+        except ValueError:
+            raise ValueError(f"unknown symbol {tok!r} in {text!r}") from None
+
+    tree = rec()
+    if pos != len(tokens):
+        raise ValueError(f"trailing tokens in {text!r}")
+    return tree
 
 
 def tree_size(tree: Tree) -> int:

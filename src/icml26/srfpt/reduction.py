@@ -48,7 +48,7 @@ import networkx as nx
 import numpy as np
 
 from icml26.srfpt.enumerate import enumerate_library
-from icml26.srfpt.fit import score_library
+from icml26.srfpt.fit import node_tree, score_library
 from icml26.srfpt.primitives import parse_ops
 
 
@@ -117,6 +117,34 @@ def solve_sr_instance(inst: SRInstance) -> tuple[bool, float]:
     mse = score_library(lib, inst.X, inst.y, linear_scaling=False)
     best = float(np.min(mse)) * len(inst.y)
     return best <= inst.tau + 1e-9, best
+
+
+def solve_sr_witness(inst: SRInstance) -> tuple[bool, float, np.ndarray]:
+    """Brute-force SR as :func:`solve_sr_instance`, also returning the best tree's variable use.
+
+    Returns
+    -------
+    solvable : bool
+    min_sse : float
+    uses : ndarray of shape (N,)
+        ``uses[v]`` = number of leaves labelled ``x_v`` in a tree of minimum SSE (decoded from the tree,
+        not from its values). By Eq. R1 a solvable instance's witness is the 0/1 indicator of a k-clique.
+    """
+    lib = enumerate_library(
+        parse_ops(inst.ops), inst.X, inst.max_size, constants=(), fold_constants=False, max_nodes=10**7
+    )
+    mse = score_library(lib, inst.X, inst.y, linear_scaling=False)
+    best_node = int(np.argmin(mse))
+    best = float(mse[best_node]) * len(inst.y)
+    uses = np.zeros(inst.X.shape[1], dtype=np.int64)
+    stack = [node_tree(lib, best_node)]
+    while stack:  # count the variable leaves of the tree
+        node = stack.pop()
+        if node[0] == "var":
+            uses[node[1]] += 1
+        elif node[0] != "const":
+            stack.extend(node[1:])
+    return best <= inst.tau + 1e-9, best, uses
 
 
 def has_clique_bruteforce(graph: nx.Graph, k: int) -> bool:

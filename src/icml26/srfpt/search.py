@@ -118,7 +118,7 @@ class ExhaustiveSR:
         self.force = force
         self.seed = seed
 
-    def fit(self, X, y, variable_names: Sequence[str] | None = None) -> ExhaustiveSR:
+    def fit(self, X, y, variable_names: Sequence[str] | None = None, *, library: Library | None = None) -> ExhaustiveSR:
         """Search every tree up to the bound.
 
         Parameters
@@ -127,6 +127,10 @@ class ExhaustiveSR:
         y : array-like of shape (n_samples,)
         variable_names : sequence of str, optional
             Names of the sympy symbols (default ``x0, x1, ...``).
+        library : Library, optional
+            The ``library_`` of an earlier fit on the same ``X`` with the same settings and seed. The
+            enumeration depends on ``X`` (its probe rows), not on ``y``, so step 2 is skipped; useful to
+            search several targets (noise levels) on one design. Rejected when its probe rows differ.
 
         Returns
         -------
@@ -173,16 +177,29 @@ class ExhaustiveSR:
                 UserWarning,
                 stacklevel=2,
             )
-        lib = enumerate_library(
-            prims,
-            probes,
-            int(bound),
-            constants=consts,
-            mode=mode,
-            fold_constants=self.fold_constants,
-            max_nodes=np.iinfo(np.int64).max if self.force else self.max_nodes,
-            seed=self.seed,
-        )
+        if library is not None:
+            same = (
+                library.values.shape == (library.n_nodes, len(probes))
+                and library.mode == mode
+                and library.constants == consts
+                and [p.name for p in library.ops] == [p.name for p in prims]
+                and np.array_equal(library.values[:n_vars], probes.T)
+                and int(library.grade.max()) <= int(bound)
+            )
+            if not same:
+                raise ValueError("library= was enumerated on other probe rows or settings than this fit's")
+            lib = library
+        else:
+            lib = enumerate_library(
+                prims,
+                probes,
+                int(bound),
+                constants=consts,
+                mode=mode,
+                fold_constants=self.fold_constants,
+                max_nodes=np.iinfo(np.int64).max if self.force else self.max_nodes,
+                seed=self.seed,
+            )
         t1 = time.perf_counter()
         mse = score_library(lib, X, y, linear_scaling=self.linear_scaling)
         t2 = time.perf_counter()
