@@ -40,6 +40,9 @@ VARIABLES = ["vorticity", "tracer"]
 #: :class:`UNet` zero-initialises so that an untrained U-Cast would be the persistence forecast).
 STAGE2 = ("crps", "mae", "scratch", "skip", "untrained")
 
+#: Offset of the forecast phase's seeds (one per ensemble; see :func:`run_experiment`).
+_FORECAST_SEED = 7_777_777
+
 
 @dataclass
 class ExperimentResult:
@@ -119,11 +122,18 @@ def run_experiment(preset_name: str, seed: int, init_noise: float = 0.05, stage2
     truth = np.stack([z_test[b, t + k] for k in range(1, s + 1)], axis=1)  # (N, S, C, H, W)
     w = latitude_weights(lat)
 
+    def seeded(k: int, *args, **kwargs) -> torch.Tensor:
+        # Each ensemble's dropout masks / IC perturbations come from its own seed, fixed by ``seed`` alone:
+        # whatever stage 2 drew from the global RNG (a control may train less or not at all), the baselines'
+        # ensembles are the same for a claim and its control on the same seed.
+        torch.manual_seed(_FORECAST_SEED + 1_000 * seed + k)
+        return rollout(*args, **kwargs)
+
     t0 = time.perf_counter()
     fc = {
-        "ucast": rollout(prob, z_prev, z_cur, m, s, dropout=True),
-        "mc_dropout": rollout(det, z_prev, z_cur, m, s, dropout=True),
-        "ic_perturbed": rollout(det, z_prev, z_cur, m, s, dropout=False, init_noise=init_noise),
+        "ucast": seeded(0, prob, z_prev, z_cur, m, s, dropout=True),
+        "mc_dropout": seeded(1, det, z_prev, z_cur, m, s, dropout=True),
+        "ic_perturbed": seeded(2, det, z_prev, z_cur, m, s, dropout=False, init_noise=init_noise),
     }
     timings["rollouts_s"] = time.perf_counter() - t0
     det_fc = rollout(det, z_prev, z_cur, 1, s, dropout=False)[0].transpose(0, 1).numpy()  # (N, S, C, H, W)
