@@ -45,3 +45,26 @@ def test_counting_primitives_leave_the_originals_untouched():
     assert counter.count == 3 + 8
     prims[0].fn(np.ones(3), np.ones(3))
     assert counter.count == 11
+
+
+def test_counted_search_rejects_bad_input():
+    prims = parse_ops(("add", "sin"))
+    X = np.random.default_rng(3).uniform(-1, 1, (20, 2))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match="shape"):
+        counted_search(prims, X[:, 0], y, 3)
+    with pytest.raises(ValueError, match="shape"):
+        counted_search(prims, X, y[:-1], 3)
+    bad = X.copy()
+    bad[4, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        counted_search(prims, bad, y, 3)
+    for n_probe in (0, 1, 21, 2.5, True):
+        with pytest.raises(ValueError, match="n_probe"):
+            counted_search(prims, X, y, 3, n_probe=n_probe)
+    with pytest.raises(ValueError, match="bound must be an integer"):
+        counted_search(prims, X, y, 3.5)
+    with pytest.raises(ValueError, match="mode"):
+        counted_search(prims, X, y, 3, mode="width")
+    with pytest.raises(ValueError, match="max size"):
+        counted_search(prims, X, y, 0)

@@ -110,9 +110,28 @@ def counted_search(
     Returns
     -------
     SearchCost
+
+    Raises
+    ------
+    ValueError
+        ``X`` not 2-D, ``y`` not of shape ``(n,)``, non-finite data, ``n_probe`` not an integer in
+        ``2 .. n`` (one probe row makes every tree look constant), a bound that is not an integer, or a bad
+        ``mode`` / bound (from :func:`~icml26.srfpt.enumerate.enumerate_library`).
     """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
+        raise ValueError(f"X must have shape (n, v) and y shape (n,); got {X.shape} and {y.shape}")
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise ValueError("X and y must be finite (found NaN or inf)")
+    if isinstance(n_probe, bool) or not isinstance(n_probe, (int, np.integer)) or not 2 <= n_probe <= len(X):
+        raise ValueError(f"n_probe must be an integer in 2 .. n = {len(X)}; got {n_probe!r}")
+    if isinstance(bound, bool) or int(bound) != bound:
+        raise ValueError(f"bound must be an integer; got {bound!r}")
     counted, counter = counting_primitives(prims)
-    lib = enumerate_library(counted, X[:n_probe], bound, constants=constants, mode=mode, dedup=dedup, max_nodes=10**8)
+    lib = enumerate_library(
+        counted, X[:n_probe], int(bound), constants=constants, mode=mode, dedup=dedup, max_nodes=10**8
+    )
     enumerate_ops = counter.count
     n_leaves = X.shape[1] + len(constants)
     if dedup:
