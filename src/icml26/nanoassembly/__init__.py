@@ -7,7 +7,7 @@ and parking, and a SAT solver (python-sat, layered order encoding) computes a mi
 an independent replay verifier checks the plan. NanoAssemblyGym (Gymnasium) simulates STM manipulation
 (bias/current-dependent hopping, kicks, tip changes, drift, re-imaging cost, simulated constant-current
 images); a tabular Q-learning agent executes moves and a whole plan (``Assemble-v0``), compared with a
-scripted fixed-parameter push.
+scripted fixed-parameter push and a three-line adaptive set-point rule.
 
 Reference: ICML 2026 (title not recovered; only the abstract is public). Everything beyond the abstract
 (lattice, physics, encoding) is our design, see README "Deviations from the paper".
@@ -17,6 +17,7 @@ from icml26.nanoassembly.assembly import Plan, plan_assembly, verify_plan
 from icml26.nanoassembly.schedule import ScheduleInfeasibleError
 
 __all__ = [
+    "AdaptiveSetpoint",
     "AssembleEnv",
     "MoveMoleculeEnv",
     "Plan",
@@ -33,7 +34,7 @@ def __getattr__(name):  # gymnasium and the agents load only when asked for
         from icml26.nanoassembly import env
 
         return getattr(env, name)
-    if name in ("QLearningAgent", "ScriptedPush"):
+    if name in ("AdaptiveSetpoint", "QLearningAgent", "ScriptedPush"):
         from icml26.nanoassembly import agents
 
         return getattr(agents, name)

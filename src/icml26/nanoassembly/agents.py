@@ -48,6 +48,31 @@ class ScriptedPush:
         return encode_action(self.cfg, _drag(obs, self.cfg), SCRIPTED_BIAS_MV, current, reimage)
 
 
+class AdaptiveSetpoint:
+    """Three-line adaptive rule, the baseline an RL agent must beat (issue 14).
+
+    It reads the same current-trace summary as the Q-learning agent and keeps the fixed push's bias and
+    imaging period; only the set-point adapts: after a flat trace (no hop, no kick) it raises the coupling
+    ``u = log10(I/V)`` by ``step``, after a kick it lowers it by ``2 * step``, otherwise it keeps it. It
+    starts from the calibrated push margin and stays on the Q-agent's ladder range ``[lo, hi]``.
+    """
+
+    def __init__(self, cfg: EnvConfig, step: float = 0.2, image_every: int = 10, lo: float = -0.6, hi: float = 1.8):
+        self.cfg, self.step, self.image_every, self.lo, self.hi = cfg, step, image_every, lo, hi
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        spikes, _displaced, kicked, du, drag, age = obs[2:8]
+        margin = self.cfg.push_margin if drag == 0 else float(du)  # no drag yet: the calibrated set-point
+        if drag > 0 and kicked > 0.5:  # 1. kick: the tip couples too strongly -> lower the set-point
+            margin -= 2 * self.step
+        elif drag > 0 and round(4 * spikes) == 0:  # 2. flat trace: too weakly -> raise it
+            margin += self.step
+        margin = min(max(margin, self.lo), self.hi)  # 3. otherwise keep it
+        current = SCRIPTED_BIAS_MV * 10 ** (self.cfg.u_nominal + margin)
+        reimage = age * 20 >= self.image_every - 1e-6
+        return encode_action(self.cfg, _drag(obs, self.cfg), SCRIPTED_BIAS_MV, current, reimage)
+
+
 class RandomAgent:
     """Uniform random actions (the floor)."""
 

@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from icml26.nanoassembly.planner import METRICS, Conflicts, assign, move_path, path_length, repair
-from icml26.nanoassembly.schedule import sat_schedule
+from icml26.nanoassembly.schedule import list_schedule, sat_schedule
+
+SCHEDULERS = ("sat", "greedy")
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +140,7 @@ def plan_assembly(
     solver: str = "cadical153",
     repair_conflicts: bool = True,
     precedence: bool = True,
+    scheduler: str = "sat",
 ) -> Plan:
     """Plan the assembly of ``targets`` from molecules at ``starts``.
 
@@ -161,7 +164,12 @@ def plan_assembly(
     precedence : bool
         Give the scheduler the corridor precedence constraints (default). False keeps only the
         no-simultaneity pairs, a negative control: the replay then finds occupied corridors.
+    scheduler : {"sat", "greedy"}
+        Minimum-makespan SAT layers (default) or greedy list scheduling (:func:`list_schedule`, the
+        baseline: no optimality, and no blocking core when no schedule exists).
     """
+    if scheduler not in SCHEDULERS:
+        raise ValueError(f"scheduler must be one of {SCHEDULERS}; got {scheduler!r}")
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}; got {metric!r}")
     if not half_width > 0:
@@ -180,9 +188,15 @@ def plan_assembly(
     t1 = time.perf_counter()
     rep = repair(starts, targets, target_of, shape, metric, half_width, max_iter=2000 if repair_conflicts else 0)
     t2 = time.perf_counter()
-    paths = [move_path(rep.waypoints[j][leg], rep.waypoints[j][leg + 1], metric) for j, leg in rep.conflicts.moves]
+    paths = [
+        move_path(rep.waypoints[j][leg], rep.waypoints[j][leg + 1], metric, (j, leg) in rep.flips)
+        for j, leg in rep.conflicts.moves
+    ]
     conflicts = rep.conflicts if precedence else Conflicts(moves=rep.conflicts.moves)
-    steps, info = sat_schedule(conflicts, paths, half_width, n_tips, solver)
+    if scheduler == "sat":
+        steps, info = sat_schedule(conflicts, paths, half_width, n_tips, solver)
+    else:
+        steps, info = list_schedule(conflicts, paths, half_width, n_tips)
     t3 = time.perf_counter()
     order = np.lexsort((np.arange(len(steps)), steps))
     moves = [
@@ -194,6 +208,7 @@ def plan_assembly(
         "total_distance": float(sum(path_length(p) for p in paths)),
         "n_swaps": rep.n_swaps,
         "n_parkings": rep.n_parkings,
+        "n_flips": rep.n_flips,
         "n_moves": len(moves),
         "assign_s": t1 - t0,
         "repair_s": t2 - t1,

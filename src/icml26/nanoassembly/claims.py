@@ -1,14 +1,21 @@
 """The paper's headline claims as executable checks (abstract; the paper's text is not public).
 
-1. ``collision-free-plans``: plans replay with zero corridor violations at total distance within 1 % of
-   the assignment optimum, for N = 50, 100, 420 molecules on random instances.
-2. ``sat-schedules-scale``: the SAT schedule for 420 molecules is found in seconds on 2 cores.
-3. ``rl-beats-scripted``: an RL agent executing STM actions succeeds more often than a fixed-parameter
-   push after tip changes, with fewer STM actions per move.
-4. ``assemble-420``: an end-to-end episode in NanoAssemblyGym assembles a 420-molecule structure.
+Version 2 (issue 14) of each claim; the v1 claims were retired (see the README's *Claims* section):
 
-Negative controls (``control=True``): the plan without conflict repair, the schedule without its corridor
-precedence constraints, and an agent whose Q-table never learns (learning rate 0).
+1. ``collision-free-plans-v2``: on *dense* targets (filled 10 x 10 and 21 x 20 blocks, molecules at 30 %
+   coverage, x-then-y lattice paths) the repaired plans replay with 0 corridor violations at total
+   distance <= 1.05 x the assignment optimum (the worst plan that got a schedule); reports the conflicts
+   before repair.
+2. ``sat-schedules-v2``: the SAT schedule's makespan (layers) is shorter than greedy list scheduling's on
+   the same constraints, and on the *unrepaired* constraints of a dense block SAT detects that no
+   schedule exists and names a blocking cycle (its UNSAT core).
+3. ``rl-beats-scripted-v2``: on tip changes held out from training, the Q-learning agent needs fewer STM
+   actions per delivered move than a three-line adaptive set-point rule, at no loss of success.
+4. ``assemble-420-v2``: assembling a 420-molecule Lieb lattice with tip changes, the RL agent causes fewer
+   collisions per 1,000 STM actions than the adaptive rule, at 100 % completion.
+
+Comparisons are paired per seed (same instance, same environment seeds) and judged by 95 % t-intervals
+over seeds; run ``icml26 reproduce nanoassembly --seeds 10`` for the 10 seeds the issue asks for.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import time
 
 import numpy as np
 
-from icml26.claims import ClaimResult, Scale, claim
+from icml26.claims import ClaimResult, Interval, Scale, claim
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +40,23 @@ def _instance(kind: str, n: int, seed: int):
     rng = np.random.default_rng(seed)
     targets = lieb_sites(n) if kind == "lieb" else 2 * blob_sites(n, rng)
     return make_instance(targets, int(np.ceil(1.1 * n)), seed=seed)
+
+
+def _dense_instance(n: int, seed: int, surplus: float = 1.1):
+    """A filled near-square block of ``n`` adjacent targets (10 x 10 for 100, 21 x 20 for 420) and
+    ``ceil(surplus * n)`` molecules scattered at 30 % coverage of the surface."""
+    from icml26.nanoassembly.data import block_sites, make_instance
+
+    return make_instance(block_sites(n), int(np.ceil(surplus * n)), density=0.3, seed=seed)
+
+
+def _raw_conflicts(starts, targets, metric: str, half_width: float = 0.5):
+    """Precedence constraints of the optimal assignment before any repair (the conflicts to repair)."""
+    from icml26.nanoassembly.planner import _problems, _waypoints, assign, find_conflicts
+
+    target_of, _ = assign(starts, targets, metric)
+    conf = find_conflicts(_waypoints(starts, targets, target_of, {}), metric, half_width)
+    return conf, _problems(conf)
 
 
 def _plan_figure(plan, title: str):
@@ -51,122 +75,144 @@ def _plan_figure(plan, title: str):
     ax.scatter(*plan.starts.T, s=8, c="k", label="molecules")
     ax.scatter(*plan.targets.T, s=18, facecolors="none", edgecolors="r", label="targets")
     ax.set_aspect("equal")
-    ax.set_title(f"{title}: {len(plan.moves)} moves, {layers} SAT layers (colour = layer)")
+    ax.set_title(f"{title}: {len(plan.moves)} moves, {layers} layers (colour = layer)")
     ax.legend(loc="upper right", fontsize=7)
     return fig
 
 
+# ------------------------------------------------------------------------------------ 1. collision-free plans
 @claim(
-    "nanoassembly/collision-free-plans-v1",
-    statement="assignment + corridor repair + SAT schedules replay with 0 corridor violations at total "
-    "distance <= 1.01 x the assignment optimum (N = 50, 100, 420)",
-    paper=f"{ABSTRACT}: collision-free plans minimizing total distance",
-    control="no corridor repair: the raw optimal assignment goes to the scheduler, whose precedence cycles "
-    "admit no collision-free schedule (each blocking relation counts as a violation), so the claim must fail",
-    by_construction="the targets are spaced two lattice sites apart, so conflicts are few and the repair costs "
-    "at most ~0.05 % of the distance: the <= 1.01 x optimum bound holds by how the instances are built "
-    "- replaced by collision-free-plans-v2 (issue 14)",
+    "nanoassembly/collision-free-plans-v2",
+    statement="on dense targets (filled 10 x 10 and 21 x 20 blocks, 1.1 N molecules at 30 % coverage, x-then-y "
+    "lattice paths) assignment + conflict repair + SAT give plans that replay with 0 corridor violations "
+    "(no instance left unschedulable) at total distance <= 1.05 x the assignment optimum",
+    paper=f"{ABSTRACT}: collision-free assembly plans that minimize the total distance traveled by molecules",
+    control="no conflict repair: the raw optimal assignment goes to the SAT scheduler, which finds no schedule "
+    "on these dense blocks (each such instance counts as not collision-free), so the claim must fail",
+    judge=(
+        Interval("plans not collision-free", below=0.5),
+        Interval("max distance / optimum", below=1.05),
+    ),
 )
 def collision_free_plans(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     from icml26.nanoassembly.assembly import plan_assembly, verify_plan
     from icml26.nanoassembly.schedule import ScheduleInfeasibleError
 
-    sizes = {Scale.SMOKE: [20, 50], Scale.SMALL: [50, 100, 420], Scale.PAPER: [50, 100, 420]}[scale]
-    kinds = ["lieb", "blob"] if scale is not Scale.SMOKE else ["blob"]
-    ratios, violations, swaps, parkings, fig = [], 0, 0, 0, None
+    sizes = {Scale.SMOKE: [36, 100], Scale.SMALL: [100, 420], Scale.PAPER: [100, 420]}[scale]
+    measured, bad, ratios, fig = {}, 0, [], None
+    cycles = blocked = edges = swaps = parkings = 0
     for n in sizes:
-        for kind in kinds:
-            starts, targets, shape = _instance(kind, n, seed)
-            try:
-                plan = plan_assembly(starts, targets, shape, repair_conflicts=not control)  # the control's line
-            except ScheduleInfeasibleError as exc:  # no collision-free order of these moves exists
-                violations += len(exc.blocking)
-                ratios.append(1.0)  # the unrepaired assignment is the optimum itself
-                continue
-            violations += len(verify_plan(plan))
-            ratios.append(plan.stats["total_distance"] / plan.stats["optimal_distance"])
-            swaps += plan.stats["n_swaps"]
-            parkings += plan.stats["n_parkings"]
-            if fig is None and n >= 50:
-                fig = _plan_figure(plan, f"{kind}:{n}")
-    holds = violations == 0 and max(ratios) <= 1.01
+        starts, targets, shape = _dense_instance(n, seed)
+        conf, problems = _raw_conflicts(starts, targets, "manhattan")  # conflicts before repair (reported)
+        n_blocked = len(dict.fromkeys(conf.blocked))  # _problems lists the blocking pairs, then one cycle per SCC
+        cycles, blocked, edges = cycles + len(problems) - n_blocked, blocked + n_blocked, edges + len(conf.before)
+        try:
+            plan = plan_assembly(starts, targets, shape, metric="manhattan", repair_conflicts=not control)  # control
+        except ScheduleInfeasibleError as exc:  # no collision-free order of these moves exists
+            bad += 1
+            measured[f"distance / optimum (N={n})"] = float("nan")
+            logger.info("N=%d seed %d: no schedule (%d blocking relations)", n, seed, len(exc.blocking))
+            continue
+        violations = verify_plan(plan)
+        bad += bool(violations)
+        ratio = plan.stats["total_distance"] / plan.stats["optimal_distance"]
+        measured[f"distance / optimum (N={n})"] = ratio
+        ratios.append(ratio)
+        swaps, parkings = swaps + plan.stats["n_swaps"], parkings + plan.stats["n_parkings"]
+        if fig is None:
+            fig = _plan_figure(plan, f"block:{n} (lattice paths)")
+    worst = max(ratios) if ratios else 1.0  # no schedule at all: only the raw optimum (ratio 1) was scheduled
+    measured = {
+        "plans not collision-free": bad,
+        "max distance / optimum": worst,
+        **measured,
+        "precedence cycles before repair": cycles,
+        "static blockings before repair": blocked,
+        "precedence edges before repair": edges,
+        "swaps": swaps,
+        "parkings": parkings,
+    }
+    holds = bad == 0 and worst < 1.05
     return ClaimResult(
         "holds" if holds else "fails",
-        measured={
-            "replay violations": violations,
-            "max distance / optimum": max(ratios),
-            "swaps": swaps,
-            "parkings": parkings,
-        },
-        paper={
-            "replay violations": "collision-free plans",
-            "max distance / optimum": "min total distance (<= 1.01 checked)",
-        },
+        measured=measured,
+        paper={"plans not collision-free": "collision-free plans", "max distance / optimum": "minimal total distance"},
         baselines={"assignment optimum ratio": 1.0},
-        reason="" if holds else f"{violations} violations, worst ratio {max(ratios):.4f}",
+        elsewhere={"distance / optimum on dense targets, Euclidean [README v1]": "1.02-1.04"},
+        reason="" if holds else f"{bad} of {len(sizes)} plans not collision-free; worst repaired ratio {worst:.4f}",
         figures={"plan": fig} if fig is not None else {},
     )
 
 
+# ------------------------------------------------------------------------------------------- 2. SAT schedules
+def _core_is_blocking_cycle(blocking) -> bool:
+    """Ground-truth check of an UNSAT explanation: its "i must move before j" relations contain a cycle."""
+    import networkx as nx
+
+    g = nx.DiGraph((i, j) for i, j, _ in blocking if i != j)
+    return bool(blocking) and not nx.is_directed_acyclic_graph(g)
+
+
 @claim(
-    "nanoassembly/sat-schedules-scale-v1",
-    statement="the SAT schedule (layered order encoding, CaDiCaL) for 420 molecules is found in seconds "
-    "on 2 cores (< 10 s), and every schedule replays without a corridor violation",
-    paper=f"{ABSTRACT}: satisfiability solving computes execution schedules; structures up to 420 molecules",
-    control="the corridor precedence constraints are dropped from the SAT encoding (only the no-simultaneity "
-    "pairs stay): the replay finds occupied corridors and the claim must fail",
-    by_construction="the solver gets precedence constraints the repair has already made acyclic, so any "
-    "topological order is a valid schedule: the first control tried, a greedy one-move-per-layer topological "
-    "schedule without SAT, also replays with 0 violations at N = 420 in ~0.1 s - replaced by sat-schedules-v2 "
-    "(issue 14)",
+    "nanoassembly/sat-schedules-v2",
+    statement="on the same repaired constraints the SAT schedule needs fewer layers (makespan) than greedy "
+    "list scheduling (critical-path priority) for a 420-molecule Lieb lattice, and on the unrepaired "
+    "constraints of a dense 10 x 10 block it detects that no schedule exists and names a blocking cycle",
+    paper=f"{ABSTRACT}: satisfiability solving computes execution schedules in which each molecule has an "
+    "empty corridor when it is scheduled to move",
+    control="greedy list scheduling in SAT's place: the layer gap is 0 and, on the unrepaired block, the greedy "
+    "pass gets stuck without naming any blocking molecules, so the claim must fail",
+    judge=(
+        Interval("greedy - SAT layers (Lieb lattice)", above=0.0),
+        Interval("UNSAT core is a blocking cycle", above=0.5),
+    ),
 )
-def sat_schedules_scale(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    import matplotlib.pyplot as plt
-
+def sat_schedules(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     from icml26.nanoassembly.assembly import plan_assembly, verify_plan
+    from icml26.nanoassembly.schedule import ScheduleInfeasibleError
 
-    sizes = {Scale.SMOKE: [20, 50], Scale.SMALL: [50, 100, 200, 420], Scale.PAPER: [50, 100, 200, 420, 800]}[scale]
-    sat_s, layers, clauses, bad = [], [], [], 0
-    for n in sizes:
-        starts, targets, shape = _instance("lieb", n, seed)
-        plan = plan_assembly(starts, targets, shape, precedence=not control)  # the one line the control changes
-        bad += len(verify_plan(plan))
-        sat_s.append(plan.stats["sat_s"])
-        layers.append(plan.stats["layers"])
-        clauses.append(plan.stats["clauses"])
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(sizes, sat_s, "o-", label="SAT schedule (all calls)")
-    ax.set_xlabel("molecules N")
-    ax.set_ylabel("seconds (2-core CPU)")
-    ax.set_title("SAT scheduling time vs N")
-    ax2 = ax.twinx()
-    ax2.plot(sizes, layers, "s--", color="C1", label="layers (makespan)")
-    ax2.set_ylabel("layers")
-    fig.legend(loc="upper left", bbox_to_anchor=(0.14, 0.86), fontsize=8)
-    largest = sizes[-1]
-    holds = bad == 0 and sat_s[-1] < 10.0 and (largest >= 420 or scale is Scale.SMOKE)
-    verdict = "holds" if holds else "fails"
-    reason = "" if holds else f"largest N={largest}: {sat_s[-1]:.1f} s, {bad} replay violations"
-    if scale is Scale.SMOKE and holds:
-        verdict, reason = "not-measured", f"smoke scale stops at N={largest}; run --scale small for N=420"
+    scheduler = "greedy" if control else "sat"  # the one line the control changes
+    n = {Scale.SMOKE: 100, Scale.SMALL: 420, Scale.PAPER: 420}[scale]
+    starts, targets, shape = _instance("lieb", n, seed)
+    ours = plan_assembly(starts, targets, shape, scheduler=scheduler)
+    greedy = plan_assembly(starts, targets, shape, scheduler="greedy")
+    violations = len(verify_plan(ours)) + len(verify_plan(greedy))
+    # the unrepaired constraints of a dense block (every molecule moves: no surplus, no static blocking)
+    d_starts, d_targets, d_shape = _dense_instance(36 if scale is Scale.SMOKE else 100, seed, surplus=1.0)
+    t0 = time.perf_counter()
+    try:
+        plan_assembly(d_starts, d_targets, d_shape, metric="manhattan", repair_conflicts=False, scheduler=scheduler)
+        blocking, detected = [], False
+    except ScheduleInfeasibleError as exc:
+        blocking, detected = exc.blocking, True
+    unsat_s = time.perf_counter() - t0
+    gap = greedy.stats["layers"] - ours.stats["layers"]
+    valid = _core_is_blocking_cycle(blocking)
+    key = "greedy - SAT layers (Lieb lattice)"
+    holds = gap > 0 and valid
     return ClaimResult(
-        verdict,
+        "holds" if holds else "fails",
         measured={
-            f"SAT seconds at N={largest}": sat_s[-1],
-            f"layers at N={largest}": layers[-1],
-            f"clauses at N={largest}": clauses[-1],
-            "replay violations": bad,
+            key: gap,
+            "UNSAT core is a blocking cycle": float(valid),
+            f"SAT layers (N={n})": ours.stats["layers"],
+            f"schedule seconds (N={n})": ours.stats["sat_s"],
+            "replay violations (both schedules)": violations,
+            "unschedulable block detected": float(detected),
+            "blocking relations named": len(blocking),
+            "UNSAT detection seconds": unsat_s,
         },
-        paper={f"SAT seconds at N={largest}": "seconds (abstract: up to 420 molecules)"},
-        reason=reason,
-        figures={"sat-time": fig},
+        baselines={f"greedy layers (N={n})": greedy.stats["layers"], f"greedy seconds (N={n})": greedy.stats["sat_s"]},
+        paper={key: "schedules by SAT (no number public)"},
+        reason="" if holds else f"layer gap {gap}, blocking cycle named: {valid}",
     )
 
 
-@functools.lru_cache(maxsize=8)
+# --------------------------------------------------------------------------------------- 3. RL vs the rule
+@functools.lru_cache(maxsize=64)
 def _trained_agent(scale: Scale, seed: int, learn: bool = True):
-    """The Q-learning agent after its training episodes; ``learn=False`` (a negative control) runs the same
-    episodes with learning rate 0, so the Q-table keeps its initial values: an untrained agent."""
+    """The Q-learning agent after its training episodes on the ``tip-changes`` preset; ``learn=False`` (a
+    negative control) runs the same episodes with learning rate 0, so the Q-table keeps its initial values."""
     from icml26.nanoassembly.agents import QLearningAgent
     from icml26.nanoassembly.config import preset
     from icml26.nanoassembly.env import MoveMoleculeEnv
@@ -180,153 +226,153 @@ def _trained_agent(scale: Scale, seed: int, learn: bool = True):
     return agent, curve
 
 
+def _cost_per_move(res: dict, max_steps: int) -> float:
+    """STM actions per *delivered* move: all actions (a failed move spends ``max_steps``) / successes."""
+    s = res["success_rate"]
+    if s == 0:
+        return float("inf")
+    return (s * res["actions_per_success"] + (1 - s) * max_steps) / s
+
+
 @claim(
-    "nanoassembly/rl-beats-scripted-v1",
-    statement="after tip changes, the RL agent's per-move success rate exceeds the fixed-parameter push "
-    "(by >= 3 points) with no more STM actions per successful move; on a calibrated tip it is not worse",
-    paper=f"{ABSTRACT}: RL agents execute sequences of STM actions",
-    control="an untrained agent (Q-learning with learning rate 0, so its Q-table stays at the initial values and "
-    "it picks level changes at random): it does not beat the fixed push and the claim must fail",
-    by_construction="a three-line adaptive rule (raise the coupling after a flat trace, lower it after a kick) "
-    "already matches Q-learning (100 % success after tip changes vs the push's 90-93 %): the environment's only "
-    "difficulty is a hidden tip offset the current trace reveals - replaced by rl-beats-scripted-v2 (issue 14)",
+    "nanoassembly/rl-beats-scripted-v2",
+    statement="on tip changes held out from training (tip states +-1.3 decades, a tip change every ~50 actions, "
+    "kicks 0.2 decades earlier), the Q-learning agent needs fewer STM actions per delivered move than a "
+    "three-line adaptive set-point rule (raise after a flat trace, lower after a kick), and its success rate "
+    "is not lower by more than 1 point",
+    paper=f"{ABSTRACT}: reinforcement learning agents execute sequences of STM actions",
+    control="an untrained agent (Q-learning with learning rate 0: its Q-table keeps the initial values and it "
+    "changes the set-point at random): it does not beat the rule and the claim must fail",
+    judge=(
+        Interval("rule - RL actions per move (unseen tips)", above=0.0),
+        Interval("RL - rule success (unseen tips)", above=-0.01),
+    ),
 )
 def rl_beats_scripted(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     import matplotlib.pyplot as plt
 
-    from icml26.nanoassembly.agents import RandomAgent, ScriptedPush, evaluate
+    from icml26.nanoassembly.agents import AdaptiveSetpoint, ScriptedPush, evaluate
     from icml26.nanoassembly.config import preset
     from icml26.nanoassembly.env import MoveMoleculeEnv
 
     agent, curve = _trained_agent(scale, seed, learn=not control)  # the one line the control changes
-    episodes = {Scale.SMOKE: 150, Scale.SMALL: 600, Scale.PAPER: 3000}[scale]
+    episodes = {Scale.SMOKE: 200, Scale.SMALL: 600, Scale.PAPER: 3000}[scale]
     res = {}
-    for cond in ("calibrated", "tip-changes"):
+    for cond in ("tip-changes", "tip-changes-unseen"):
         env = MoveMoleculeEnv(preset(cond))
-        scripted = ScriptedPush(env.cfg)
-        res[cond] = {
-            "rl": evaluate(env, agent, episodes, seed=seed + 101),
-            "scripted": evaluate(env, scripted, episodes, seed=seed + 101),
+        res[cond] = {  # the same episode seeds for every policy: paired
+            name: evaluate(env, pol, episodes, seed=seed + 101)
+            for name, pol in (("rl", agent), ("rule", AdaptiveSetpoint(env.cfg)), ("push", ScriptedPush(env.cfg)))
         }
-    rnd = evaluate(
-        MoveMoleculeEnv(preset("tip-changes")),
-        RandomAgent(MoveMoleculeEnv().action_space, seed),
-        episodes // 3,
-        seed=seed + 7,
-    )
-    # success vs a fixed tip offset: where the fixed push breaks down
-    offsets = np.linspace(-1.0, 1.0, 9)
-    env = MoveMoleculeEnv(preset("calibrated"))
-    sweep = {
-        name: [
-            evaluate(env, pol, max(20, episodes // 10), seed=seed + 3, options={"tip_offset": o})["success_rate"]
-            for o in offsets
-        ]
-        for name, pol in (("Q-learning", agent), ("scripted push", ScriptedPush(env.cfg)))
-    }
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
+        for r in res[cond].values():
+            r["cost"] = _cost_per_move(r, env.cfg.max_steps)
+    un = res["tip-changes-unseen"]
+    d_cost = un["rule"]["cost"] - un["rl"]["cost"]
+    d_success = un["rl"]["success_rate"] - un["rule"]["success_rate"]
+    fig, ax = plt.subplots(figsize=(5, 3.5))
     w = max(10, len(curve) // 30)
-    ax1.plot(np.convolve(curve, np.ones(w) / w, mode="valid"))
-    ax1.set_xlabel("training episode")
-    ax1.set_ylabel(f"STM actions per move (moving mean, {w})")
-    ax1.set_title("Q-learning on MoveMolecule-v0 (tip changes)")
-    for name, ys in sweep.items():
-        ax2.plot(offsets, ys, "o-", label=name)
-    ax2.set_xlabel("tip-state offset log10(I/V) from calibrated")
-    ax2.set_ylabel("per-move success rate")
-    ax2.legend()
-    tc, cal = res["tip-changes"], res["calibrated"]
-    holds = (
-        tc["rl"]["success_rate"] >= tc["scripted"]["success_rate"] + 0.03
-        and tc["rl"]["actions_per_success"] <= tc["scripted"]["actions_per_success"]
-        and cal["rl"]["success_rate"] >= cal["scripted"]["success_rate"] - 0.02
-    )
+    ax.plot(np.convolve(curve, np.ones(w) / w, mode="valid"), label="Q-learning (training, seen tips)")
+    for name, ls in (("rule", "--"), ("push", ":")):
+        ax.axhline(res["tip-changes"][name]["cost"], ls=ls, color="k", label=f"{name} (seen tips, per delivered move)")
+    ax.set_xlabel("training episode")
+    ax.set_ylabel(f"STM actions per move (moving mean, {w})")
+    ax.legend(fontsize=7)
+    holds = d_cost > 0 and d_success > -0.01
     return ClaimResult(
         "holds" if holds else "fails",
         measured={
-            "RL success (tip changes)": tc["rl"]["success_rate"],
-            "RL actions/move (tip changes)": tc["rl"]["actions_per_success"],
-            "RL success (calibrated)": cal["rl"]["success_rate"],
+            "rule - RL actions per move (unseen tips)": d_cost,
+            "RL - rule success (unseen tips)": d_success,
+            "RL actions per move (unseen tips)": un["rl"]["cost"],
+            "RL success (unseen tips)": un["rl"]["success_rate"],
+            "RL actions per move (seen tips)": res["tip-changes"]["rl"]["cost"],
+            "RL success (seen tips)": res["tip-changes"]["rl"]["success_rate"],
         },
         baselines={
-            "scripted success (tip changes)": tc["scripted"]["success_rate"],
-            "scripted actions/move (tip changes)": tc["scripted"]["actions_per_success"],
-            "scripted success (calibrated)": cal["scripted"]["success_rate"],
-            "random success (tip changes)": rnd["success_rate"],
+            "rule actions per move (unseen tips)": un["rule"]["cost"],
+            "rule success (unseen tips)": un["rule"]["success_rate"],
+            "push actions per move (unseen tips)": un["push"]["cost"],
+            "push success (unseen tips)": un["push"]["success_rate"],
+            "rule actions per move (seen tips)": res["tip-changes"]["rule"]["cost"],
         },
-        paper={"RL success (tip changes)": "RL executes STM actions (no number public)"},
-        reason=""
-        if holds
-        else f"tip changes: RL {tc['rl']} vs scripted {tc['scripted']}; calibrated RL {cal['rl']['success_rate']:.3f}",
-        figures={"success-rate": fig},
+        paper={"RL success (unseen tips)": "RL executes STM actions (no number public)"},
+        reason="" if holds else f"unseen tips: RL {un['rl']} vs rule {un['rule']}",
+        figures={"learning-curve": fig},
     )
 
 
+# ---------------------------------------------------------------------------------------- 4. assemble 420
 @claim(
-    "nanoassembly/assemble-420-v1",
-    statement="an end-to-end NanoAssemblyGym episode (plan + SAT schedule + RL agent, tip changes on) "
-    "assembles a 420-molecule artificial lattice: completion 100 %, 0 collisions",
+    "nanoassembly/assemble-420-v2",
+    statement="executing the plan of a 420-molecule Lieb lattice in NanoAssemblyGym with tip changes on, the RL "
+    "agent causes fewer collisions per 1,000 STM actions than the three-line adaptive set-point rule on the "
+    "same plan and seeds, and completes the structure (completion > 99 %)",
     paper=f"{ABSTRACT}: autonomous assembly of structures containing up to 420 molecules",
-    control="the plan's schedule without its corridor precedence constraints (only the no-simultaneity pairs go "
-    "to the SAT solver): molecules are dragged through occupied corridors, hops are blocked and the claim must fail",
-    by_construction="the first control tried, an untrained agent (learning rate 0), also assembles the structure "
-    "with 100 % completion and 0 collisions (N = 60 on seeds 0-2, N = 420 on seed 0), and so does the fixed "
-    "scripted push: with a collision-free plan and a budget of max_steps actions per move, completion does not "
-    "depend on the agent - a version in which the agent matters is not yet filed (issue 14 has none)",
+    control="an untrained agent (learning rate 0) in the trained agent's place: it cannot cause fewer collisions "
+    "than the rule on these instances, so the claim must fail",
+    judge=(
+        Interval("rule - RL collisions per 1k actions", above=0.0),
+        Interval("RL completion", above=0.99),
+    ),
 )
 def assemble_420(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     import matplotlib.pyplot as plt
 
-    from icml26.nanoassembly.agents import ScriptedPush, execute_plan
+    from icml26.nanoassembly.agents import AdaptiveSetpoint, ScriptedPush, execute_plan
     from icml26.nanoassembly.assembly import plan_assembly
     from icml26.nanoassembly.config import preset
-    from icml26.nanoassembly.data import make_instance, text_sites
     from icml26.nanoassembly.env import AssembleEnv
 
     n = {Scale.SMOKE: 60, Scale.SMALL: 420, Scale.PAPER: 420}[scale]
-    agent, _ = _trained_agent(scale, seed)
+    agent, _ = _trained_agent(scale, seed, learn=not control)  # the one line the control changes
     cfg = preset("tip-changes")
     starts, targets, shape = _instance("lieb", n, seed)
-    plan = plan_assembly(starts, targets, shape, precedence=not control)  # the one line the control changes
+    plan = plan_assembly(starts, targets, shape)
     env = AssembleEnv(plan, config=cfg, render_mode="rgb_array")
-    before = env.reset(seed=seed)[0] is not None and env.render()
+    env.reset(seed=seed)
+    before = env.render()
     info, _ = execute_plan(env, agent, seed=seed)
     after = env.render()
-    base, _ = execute_plan(AssembleEnv(plan, config=cfg), ScriptedPush(cfg), seed=seed)
-    # the README's picture: the word ICML assembled by the same agent
-    s2, t2, shape2 = make_instance(text_sites("ICML"), 60, seed=seed)
-    text_env = AssembleEnv(plan_assembly(s2, t2, shape2), config=cfg, render_mode="rgb_array")
-    text_info, _ = execute_plan(text_env, agent, seed=seed)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.5))
+    rule, _ = execute_plan(AssembleEnv(plan, config=cfg), AdaptiveSetpoint(cfg), seed=seed)
+    push, _ = execute_plan(AssembleEnv(plan, config=cfg), ScriptedPush(cfg), seed=seed)
+
+    def per_1k(r):
+        return 1000.0 * r["collisions"] / max(r["actions"], 1)
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.5))
     for ax, img, title in (
         (axes[0], before, f"lieb:{n} before"),
-        (axes[1], after, f"after: completion {info['completion']:.0%}, {info['collisions']} collisions"),
-        (axes[2], text_env.render(), f"text:ICML, completion {text_info['completion']:.0%}"),
+        (axes[1], after, f"after (RL): completion {info['completion']:.0%}, {info['collisions']} collisions"),
     ):
         ax.imshow(img)
         ax.set_title(title, fontsize=9)
         ax.axis("off")
-    holds = info["completion"] == 1.0 and info["collisions"] == 0
-    verdict, reason = (
-        ("holds" if holds else "fails"),
-        "" if holds else f"completion {info['completion']:.3f}, collisions {info['collisions']}",
-    )
-    if scale is Scale.SMOKE and holds:
-        verdict, reason = "not-measured", f"smoke scale assembles {n} molecules; run --scale small for 420"
+    d = per_1k(rule) - per_1k(info)
+    holds = d > 0 and info["completion"] > 0.99
     return ClaimResult(
-        verdict,
+        "holds" if holds else "fails",
         measured={
-            "completion": info["completion"],
-            "collisions": info["collisions"],
-            "tip travel (um)": info["tip_travel_nm"] / 1000,
-            "STM actions": info["actions"],
-            "images": info["images"],
+            "rule - RL collisions per 1k actions": d,
+            "RL completion": info["completion"],
+            "RL collisions per 1k actions": per_1k(info),
+            "RL STM actions": info["actions"],
+            "RL tip travel (um)": info["tip_travel_nm"] / 1000,
+            "RL images": info["images"],
         },
-        baselines={"scripted push completion": base["completion"], "scripted push collisions": base["collisions"]},
+        baselines={
+            "rule collisions per 1k actions": per_1k(rule),
+            "rule completion": rule["completion"],
+            "rule STM actions": rule["actions"],
+            "push collisions per 1k actions": per_1k(push),
+            "push completion": push["completion"],
+            "push STM actions": push["actions"],
+        },
         paper={"molecules": 420},
-        reason=reason,
+        reason=""
+        if holds
+        else f"collisions/1k: RL {per_1k(info):.2f} vs rule {per_1k(rule):.2f}; RL completion {info['completion']:.3f}",
         figures={"assembly": fig},
     )
 
 
-CLAIMS = [collision_free_plans, sat_schedules_scale, rl_beats_scripted, assemble_420]
+CLAIMS = [collision_free_plans, sat_schedules, rl_beats_scripted, assemble_420]

@@ -74,6 +74,11 @@ class EnvConfig:
 PRESETS = {
     "calibrated": EnvConfig(),
     "tip-changes": EnvConfig(tip_offset_range=1.0, tip_change_interval=200.0),
+    # held out from training (rl-beats-scripted-v2): wider tip states, 4x more frequent tip changes and a
+    # blunter apex that starts kicking 0.2 decades earlier
+    "tip-changes-unseen": EnvConfig(
+        tip_offset_range=1.3, tip_change_scale=1.3, tip_change_interval=50.0, jump_margin=1.0
+    ),
 }
 
 

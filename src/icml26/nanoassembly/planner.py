@@ -14,8 +14,9 @@ distance traveled by molecules"):
    this is a plain order: *another's start in my corridor => it moves first; another's target in my
    corridor => it moves after me*.
 4. **Repair**: a precedence cycle (A's start on B's path while B's path crosses A's target) makes every
-   schedule impossible; we swap the targets of two molecules on the cycle (cheapest swap first) and, when
-   swaps do not break it, send one molecule to an intermediate **parking** site.
+   schedule impossible; we swap the targets of two molecules on the cycle (cheapest swap first), with
+   lattice paths turn one move's L-shaped path round (y first: same length) when no swap breaks it, and
+   otherwise send one molecule to an intermediate **parking** site.
 
 Scheduling (SAT) and the replay verifier live in :mod:`icml26.nanoassembly.schedule`.
 """
@@ -39,12 +40,17 @@ _EPS = 1e-9
 
 
 # ----------------------------------------------------------------------------------------------- geometry
-def move_path(start, end, metric: str = "euclidean") -> np.ndarray:
-    """Waypoints of the path from ``start`` to ``end``: array of shape (K, 2), K in {2, 3}."""
+def move_path(start, end, metric: str = "euclidean", y_first: bool = False) -> np.ndarray:
+    """Waypoints of the path from ``start`` to ``end``: array of shape (K, 2), K in {2, 3}.
+
+    A lattice (Manhattan) path runs along x first, then y; ``y_first`` turns it the other way round (same
+    length, the other corner), which the repair uses to break conflicts at no cost in distance.
+    """
     s, e = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
     if metric == "euclidean" or s[0] == e[0] or s[1] == e[1]:
         return np.stack([s, e])
-    return np.stack([s, np.array([e[0], s[1]]), e])  # lattice path: along x first, then y
+    corner = np.array([s[0], e[1]]) if y_first else np.array([e[0], s[1]])
+    return np.stack([s, corner, e])
 
 
 def path_length(path: np.ndarray) -> float:
@@ -92,9 +98,9 @@ def corridor_cells(path: np.ndarray, half_width: float = 0.5) -> np.ndarray:
 
 
 @lru_cache(maxsize=65536)
-def _move_corridor(start: tuple, end: tuple, metric: str, half_width: float) -> tuple:
+def _move_corridor(start: tuple, end: tuple, metric: str, half_width: float, y_first: bool = False) -> tuple:
     """Cached corridor of one move as a tuple of (x, y) sites (repair re-evaluates unchanged moves)."""
-    cells = corridor_cells(move_path(start, end, metric), half_width)
+    cells = corridor_cells(move_path(start, end, metric, y_first), half_width)
     return tuple(map(tuple, cells.tolist()))
 
 
@@ -159,13 +165,17 @@ class Conflicts:
         return g
 
 
-def find_conflicts(waypoints: list[np.ndarray], metric: str, half_width: float) -> Conflicts:
+def find_conflicts(
+    waypoints: list[np.ndarray], metric: str, half_width: float, flips: frozenset | set = frozenset()
+) -> Conflicts:
     """Precedence constraints implied by the corridors (step 3 of the module docstring).
 
     Parameters
     ----------
     waypoints : list of int arrays of shape (k_j + 1, 2)
         The sites molecule j occupies in turn: start, optional parking sites, final site.
+    flips : set of (molecule, leg)
+        Moves whose lattice paths run along y first (see :func:`move_path`).
     """
     out = Conflicts()
     move_id: dict[tuple[int, int], int] = {}
@@ -180,7 +190,8 @@ def find_conflicts(waypoints: list[np.ndarray], metric: str, half_width: float) 
                 out.before.add((move_id[(j, leg - 1)], move_id[(j, leg)]))
     for (i, leg), m in move_id.items():
         a, b = waypoints[i][leg], waypoints[i][leg + 1]
-        for c in _move_corridor((int(a[0]), int(a[1])), (int(b[0]), int(b[1])), metric, float(half_width)):
+        ends = (int(a[0]), int(a[1])), (int(b[0]), int(b[1]))
+        for c in _move_corridor(*ends, metric, float(half_width), (i, leg) in flips):
             for j, t in occupants.get(c, ()):
                 if j == i:
                     continue
@@ -210,6 +221,8 @@ class RepairResult:
     conflicts: Conflicts
     n_swaps: int
     n_parkings: int
+    flips: frozenset = frozenset()  # (molecule, leg) of the moves whose lattice paths run along y first
+    n_flips: int = 0
 
 
 def _waypoints(starts, targets, target_of, parks: dict[int, np.ndarray]) -> list[np.ndarray]:
@@ -242,13 +255,14 @@ def _problems(conf: Conflicts) -> list[list[int]]:
     return out
 
 
-def _park_site(j, waypoints, shape, metric, half_width) -> np.ndarray:
+def _park_site(j, waypoints, shape, metric, half_width, flips=frozenset()) -> np.ndarray:
     """Free site (on no current corridor, holding no molecule) with the shortest detour start -> site -> end."""
     busy = np.zeros(shape, dtype=bool)
-    for _i, wp in enumerate(waypoints):
+    for i, wp in enumerate(waypoints):
         busy[wp[:, 0], wp[:, 1]] = True
-        for a, b in itertools.pairwise(wp):
-            cells = np.array(_move_corridor(tuple(a.tolist()), tuple(b.tolist()), metric, float(half_width)))
+        for leg, (a, b) in enumerate(itertools.pairwise(wp)):
+            ends = tuple(a.tolist()), tuple(b.tolist())
+            cells = np.array(_move_corridor(*ends, metric, float(half_width), (i, leg) in flips))
             cells = cells[(cells >= 0).all(1) & (cells < shape).all(1)]
             busy[cells[:, 0], cells[:, 1]] = True
     free = np.argwhere(~busy)
@@ -262,7 +276,24 @@ def _park_site(j, waypoints, shape, metric, half_width) -> np.ndarray:
     return free[np.argmin(detour + 1e-6 * np.abs(free - s).sum(1))]
 
 
-def _best_swap(mols, starts, targets, target_of, parks, swapped, metric, half_width):
+def _first_flip(mols, wps, flips, tried, metric, half_width):
+    """A move (molecule, leg) of ``mols`` whose turning the other way round (y first) makes the problem's
+    own constraints consistent; each move is tried once. Lattice paths only; None when none works."""
+    if metric != "manhattan":
+        return None
+    for m in mols:
+        for leg in range(len(wps[m]) - 1):
+            if (m, leg) in tried or (wps[m][leg] == wps[m][leg + 1]).any():  # tried, or straight: no corner
+                continue
+            trial = flips ^ {(m, leg)}
+            local = {(a, g) for a, k in enumerate(mols) for k2, g in trial if k2 == k}
+            sub = find_conflicts([wps[k] for k in mols], metric, half_width, local)
+            if not sub.blocked and nx.is_directed_acyclic_graph(sub.graph()):
+                return m, leg
+    return None
+
+
+def _best_swap(mols, starts, targets, target_of, parks, swapped, metric, half_width, flips=frozenset()):
     """Cheapest target swap between two molecules of ``mols`` that leaves the pair itself consistent."""
     base = _distance(starts, targets, target_of, metric)
     best = None
@@ -273,7 +304,8 @@ def _best_swap(mols, starts, targets, target_of, parks, swapped, metric, half_wi
                 continue
             trial = target_of.copy()
             trial[i], trial[j] = target_of[j], target_of[i]
-            pair = find_conflicts(_waypoints(starts[[i, j]], targets, trial[[i, j]], {}), metric, half_width)
+            local = {(a, g) for a, m in enumerate((i, j)) for k, g in flips if k == m}
+            pair = find_conflicts(_waypoints(starts[[i, j]], targets, trial[[i, j]], {}), metric, half_width, local)
             if pair.blocked or not nx.is_directed_acyclic_graph(pair.graph()):
                 continue
             cost = _distance(starts, targets, trial, metric) - base
@@ -297,34 +329,38 @@ def repair(
     fixes those that share no molecule. Among the swaps of targets between two molecules of a problem
     (a surplus molecule's "target" is its own site), the one with the smallest increase in total
     distance that makes the pair's own constraints consistent is applied; a pair is swapped at most
-    once. When no swap is left, one molecule of the problem gets a parking site (the free site off all
-    corridors with the shortest detour); a parking site that later ends up on a corridor is moved.
+    once. With lattice paths, when no swap is left, turning one move's L-shaped path the other way
+    round (y first: same length) is tried next, once per move. When neither helps, one molecule of
+    the problem gets a parking site (the free site off all corridors with the shortest detour); a
+    parking site that later ends up on a corridor is moved.
     """
     target_of = target_of.copy()
     parks: dict[int, np.ndarray] = {}
     swapped: set[frozenset] = set()
+    flips: set[tuple[int, int]] = set()  # (molecule, leg) of the moves turned round
+    flip_tried: set[tuple[int, int]] = set()
     n_swaps = 0
     for _ in range(max_iter):
         wps = _waypoints(starts, targets, target_of, parks)
-        conf = find_conflicts(wps, metric, half_width)
+        conf = find_conflicts(wps, metric, half_width, flips)
         problems = _problems(conf)
         if not problems and conf.either:  # a parking site ended up on a corridor: move it elsewhere
             reparked = {conf.moves[arrive][0] for (_, arrive), _ in conf.either}
             for j in reparked:
                 wps[j] = np.stack([wps[j][0], wps[j][-1]])
             for j in reparked:
-                parks[j] = _park_site(j, wps, shape, metric, half_width)
+                parks[j] = _park_site(j, wps, shape, metric, half_width, flips)
                 wps[j] = np.stack([wps[j][0], parks[j], wps[j][-1]])
             continue
         if not problems:
-            return RepairResult(target_of, wps, conf, n_swaps, len(parks))
+            return RepairResult(target_of, wps, conf, n_swaps, len(parks), frozenset(flips), len(flip_tried))
         changed = False
         touched: set[int] = set()  # fix disjoint problems in one round, then re-derive the constraints
         for mols in problems:
             if touched.intersection(mols):
                 continue
             touched.update(mols)
-            best = _best_swap(mols, starts, targets, target_of, parks, swapped, metric, half_width)
+            best = _best_swap(mols, starts, targets, target_of, parks, swapped, metric, half_width, flips)
             if best is not None:
                 cost, i, j, target_of = best
                 swapped.add(frozenset((i, j)))
@@ -332,14 +368,22 @@ def repair(
                 changed = True
                 logger.debug("swap targets of molecules %d and %d (%+.3f)", i, j, cost)
                 continue
+            move = _first_flip(mols, wps, flips, flip_tried, metric, half_width)
+            if move is not None:  # free: the path keeps its length
+                flips ^= {move}
+                flip_tried.add(move)
+                changed = True
+                logger.debug("turn the lattice path of molecule %d, leg %d round", *move)
+                continue
             j = next((m for m in mols if m not in parks and target_of[m] >= 0), None)
             j = j if j is not None else next((m for m in mols if m not in parks), None)
             if j is not None:
-                parks[j] = _park_site(j, wps, shape, metric, half_width)
+                parks[j] = _park_site(j, wps, shape, metric, half_width, flips)
                 wps[j] = np.stack([wps[j][0], parks[j], wps[j][-1]])  # later parkings avoid this one
                 changed = True
                 logger.debug("park molecule %d at %s", j, parks[j])
         if not changed:
             break
     wps = _waypoints(starts, targets, target_of, parks)
-    return RepairResult(target_of, wps, find_conflicts(wps, metric, half_width), n_swaps, len(parks))
+    conf = find_conflicts(wps, metric, half_width, flips)
+    return RepairResult(target_of, wps, conf, n_swaps, len(parks), frozenset(flips), len(flip_tried))

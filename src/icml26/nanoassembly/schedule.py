@@ -257,3 +257,48 @@ def sat_schedule(
             hi, found = mid, (mid, steps, n_clauses)
     T, steps, n_clauses = found
     return steps, {"layers": int(steps.max()) + 1, "sat_calls": calls, "clauses": n_clauses, "apart_pairs": len(apart)}
+
+
+def list_schedule(
+    conf: Conflicts, paths: list[np.ndarray], half_width: float = 0.5, n_tips: int | None = None
+) -> tuple[np.ndarray, dict]:
+    """Greedy list scheduling, the baseline of the SAT schedule's makespan (highest level first).
+
+    Layer by layer, the moves whose predecessors all ran in earlier layers are taken in order of their
+    *level* (the longest precedence chain that still follows them, the classic critical-path priority)
+    and added to the layer unless they pass within ``2 * half_width`` of a move already in it (Eq. 3) or
+    the layer already holds ``n_tips`` moves. No search and no optimality guarantee; parking
+    disjunctions are not supported. Same return value as :func:`sat_schedule`; raises
+    :class:`ScheduleInfeasibleError` *without* naming blocking molecules (it has no core) when the
+    precedence graph has a cycle or a static molecule blocks a corridor.
+    """
+    n = len(conf.moves)
+    if n == 0:
+        return np.zeros(0, dtype=int), {"layers": 0}
+    g = conf.graph()
+    if conf.blocked or not nx.is_directed_acyclic_graph(g):
+        raise ScheduleInfeasibleError([])  # stuck: no move is ever ready, and a greedy pass cannot say why
+    if conf.either:
+        raise ValueError("list scheduling does not handle parking disjunctions; use sat_schedule")
+    level = np.zeros(n, dtype=int)  # longest chain of successors
+    for m in reversed(list(nx.topological_sort(g))):
+        level[m] = max((level[s] + 1 for s in g.successors(m)), default=0)
+    close = _segments_min_distance(paths) < 2 * half_width - 1e-9
+    steps = np.full(n, -1, dtype=int)
+    waiting = {m: g.in_degree(m) for m in range(n)}
+    ready = [m for m, k in waiting.items() if k == 0]
+    t = 0
+    while ready:
+        layer: list[int] = []
+        for m in sorted(ready, key=lambda m: (-level[m], m)):
+            if (n_tips is None or len(layer) < n_tips) and not close[m, layer].any():
+                layer.append(m)
+        steps[layer] = t
+        ready = [m for m in ready if m not in layer]
+        for m in layer:
+            for s in g.successors(m):
+                waiting[s] -= 1
+                if waiting[s] == 0:
+                    ready.append(s)
+        t += 1
+    return steps, {"layers": t}
