@@ -123,3 +123,73 @@ def test_dense_lattice_block_is_repaired():
     plan = plan_assembly(starts, targets, shape, metric="manhattan")
     assert verify_plan(plan) == []
     assert 1.0 <= plan.stats["total_distance"] / plan.stats["optimal_distance"] < 1.05
+
+
+# ------------------------------------------------------------------ review of issue 14: input checks, ground truth
+def test_greedy_scheduler_rejects_bad_tip_budget_instead_of_hanging():
+    from icml26.nanoassembly.planner import Conflicts
+    from icml26.nanoassembly.schedule import list_schedule
+
+    starts, targets, shape = make_instance(lieb_sites(10), 12, seed=0)
+    for bad in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="n_tips"):
+            plan_assembly(starts, targets, shape, scheduler="greedy", n_tips=bad)
+    conf = Conflicts(moves=[(0, 0), (1, 0)])
+    paths = [np.array([[0.0, 0.0], [3.0, 0.0]]), np.array([[0.0, 5.0], [3.0, 5.0]])]
+    with pytest.raises(ValueError, match="n_tips"):
+        list_schedule(conf, paths, n_tips=0)  # used to loop for ever: no move ever fits a layer
+    with pytest.raises(ValueError, match="one path per move"):
+        list_schedule(conf, paths[:1])
+    with pytest.raises(ValueError, match="parking"):
+        list_schedule(Conflicts(moves=conf.moves, either=[((0, 1), (1, 0))]), paths)
+    steps, info = list_schedule(conf, paths, n_tips=1)
+    assert sorted(steps.tolist()) == [0, 1] and info["layers"] == 2
+
+
+def test_adaptive_rule_rejects_bad_parameters():
+    cfg = preset("calibrated")
+    for kwargs, match in (({"step": 0.0}, "step"), ({"step": -0.2}, "step"), ({"image_every": 0}, "image_every")):
+        with pytest.raises(ValueError, match=match):
+            AdaptiveSetpoint(cfg, **kwargs)
+    with pytest.raises(ValueError, match="lo < hi"):
+        AdaptiveSetpoint(cfg, lo=1.0, hi=0.5)
+
+
+def test_cost_per_move_ranks_a_tip_oracle_first():
+    """Ground truth of the rl-beats-scripted measure: a policy that reads the hidden tip state (and images
+    as often as the rule) must need fewer STM actions per delivered move than the rule and the fixed push."""
+    from icml26.nanoassembly.agents import SCRIPTED_BIAS_MV, _drag
+    from icml26.nanoassembly.env import encode_action
+
+    env = MoveMoleculeEnv(preset("tip-changes-unseen"))
+
+    def oracle(obs):
+        current = SCRIPTED_BIAS_MV * 10 ** (env.u_tip + 0.5)
+        return encode_action(env.cfg, _drag(obs, env.cfg), SCRIPTED_BIAS_MV, current, obs[7] * 20 >= 10 - 1e-6)
+
+    cost = {
+        name: _cost_per_move(evaluate(env, pol, 300, seed=5), env.cfg.max_steps)
+        for name, pol in (("oracle", oracle), ("rule", AdaptiveSetpoint(env.cfg)), ("push", ScriptedPush(env.cfg)))
+    }
+    assert cost["oracle"] < cost["rule"] < cost["push"], cost
+
+
+def test_collisions_are_counted_when_a_molecule_blocks_the_corridor():
+    """Ground truth of the assemble-420 measure: a plan whose corridor holds another molecule must log collisions."""
+    from icml26.nanoassembly.assembly import Plan
+    from icml26.nanoassembly.env import AssembleEnv
+
+    plan = Plan(
+        (8, 8),
+        np.array([[0, 0], [2, 0]]),
+        np.array([[4, 0]]),
+        np.array([0, -1]),
+        [{"molecule": 0, "path": [[0, 0], [4, 0]], "step": 0}],
+        metric="manhattan",
+    )
+    assert verify_plan(plan)  # the verifier sees the blocked corridor
+    cfg = preset("calibrated", drift_per_step=0.0, landing_noise=0.0)
+    from icml26.nanoassembly.agents import execute_plan
+
+    info, _ = execute_plan(AssembleEnv(plan, config=cfg), ScriptedPush(cfg), seed=0)
+    assert info["collisions"] > 0 and info["completion"] == 0.0

@@ -58,6 +58,12 @@ class AdaptiveSetpoint:
     """
 
     def __init__(self, cfg: EnvConfig, step: float = 0.2, image_every: int = 10, lo: float = -0.6, hi: float = 1.8):
+        if not step > 0:  # a zero or negative step would freeze or invert the rule
+            raise ValueError(f"step must be positive; got {step}")
+        if not image_every >= 1:
+            raise ValueError(f"image_every must be at least 1 action; got {image_every}")
+        if not lo < hi:
+            raise ValueError(f"need lo < hi for the set-point range; got lo={lo}, hi={hi}")
         self.cfg, self.step, self.image_every, self.lo, self.hi = cfg, step, image_every, lo, hi
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:

@@ -174,6 +174,8 @@ def plan_assembly(
         raise ValueError(f"metric must be one of {METRICS}; got {metric!r}")
     if not half_width > 0:
         raise ValueError(f"half_width must be positive; got {half_width}")
+    if n_tips is not None and (isinstance(n_tips, bool) or int(n_tips) != n_tips or n_tips < 1):
+        raise ValueError(f"n_tips must be a positive integer or None; got {n_tips}")
     shape = (int(shape[0]), int(shape[1]))
     starts = validate_sites(starts, shape, "molecules")
     targets = validate_sites(targets, shape, "targets")

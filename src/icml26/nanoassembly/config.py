@@ -83,7 +83,8 @@ PRESETS = {
 
 
 def preset(name: str, **overrides) -> EnvConfig:
-    """A named preset (``calibrated`` or ``tip-changes``) with field overrides."""
+    """A named preset (``calibrated``, ``tip-changes`` or the held-out ``tip-changes-unseen``) with field
+    overrides."""
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose from {sorted(PRESETS)}")
     return replace(PRESETS[name], **overrides)

@@ -273,6 +273,10 @@ def list_schedule(
     precedence graph has a cycle or a static molecule blocks a corridor.
     """
     n = len(conf.moves)
+    if n_tips is not None and (isinstance(n_tips, bool) or int(n_tips) != n_tips or n_tips < 1):
+        raise ValueError(f"n_tips must be a positive integer or None; got {n_tips}")  # 0 would never fill a layer
+    if len(paths) != n:
+        raise ValueError(f"need one path per move: {len(paths)} paths for {n} moves")
     if n == 0:
         return np.zeros(0, dtype=int), {"layers": 0}
     g = conf.graph()
