@@ -20,7 +20,9 @@ import numpy as np
 
 __all__ = [
     "AdversarialNoise",
+    "AlternatingNoise",
     "BoundedNoise",
+    "EarlyOnlyNoise",
     "GaussianNoise",
     "NoNoise",
     "noise_bound",
@@ -151,3 +153,36 @@ class AdversarialNoise:
         q = q / q_norm if q_norm > 0 else np.eye(X.shape[1])[:, -1]
         sign = 1.0 if float(self.u_next @ AX @ q) >= 0 else -1.0
         return (self.level * sign) * np.outer(self.u_next, q)  # (d, k), spectral norm = level
+
+
+@dataclass
+class AlternatingNoise:
+    """The push of :class:`AdversarialNoise` with its sign flipped every iteration: ``G_t = (-1)^t level u_{k+1} q^T``.
+
+    An oscillating forcing along the worst direction, the one that would resonate with an error mode the
+    momentum makes oscillate (our reading of "sign alternating with the momentum"; a reconstruction).
+    """
+
+    level: float
+    u_k: np.ndarray
+    u_next: np.ndarray
+
+    def __post_init__(self) -> None:
+        self._push = AdversarialNoise(self.level, self.u_k, self.u_next)
+
+    def __call__(self, t: int, X: np.ndarray, AX: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        q = X.T @ self._push.u_k  # (k,) where the iterate holds u_k
+        q_norm = np.linalg.norm(q)
+        q = q / q_norm if q_norm > 0 else np.eye(X.shape[1])[:, -1]
+        return (self.level * (-1.0) ** t) * np.outer(self._push.u_next, q)  # (d, k), spectral norm = level
+
+
+@dataclass
+class EarlyOnlyNoise:
+    """Another model's perturbation during the first ``until`` updates only, exact products afterwards."""
+
+    inner: Callable[..., np.ndarray]
+    until: int
+
+    def __call__(self, t: int, X: np.ndarray, AX: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.inner(t, X, AX, rng) if t < self.until else np.zeros_like(AX)

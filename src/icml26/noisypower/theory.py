@@ -1,0 +1,150 @@
+"""Measurements the v2 claims compare with theory: tolerated noise by bisection, and Chebyshev predictions.
+
+- :func:`largest_tolerated` — the largest noise level a method tolerates (a monotone yes/no test), found by
+  bisection in log space after bracketing.
+- :func:`tolerated_noise` — that test for a power method: reach ``eps`` within ``slack`` times its noiseless
+  iteration count.
+- :func:`chebyshev_iterations` — iterations ANPM needs by the Chebyshev analysis: with ``beta = lambda_{k+1}^2
+  / 4`` and exact products, ``X_t`` spans ``p_t(A) X_0`` with ``p_t(x) = (lambda_{k+1}/2)^t U_t(x /
+  lambda_{k+1})`` (``U_t`` the Chebyshev polynomial of the second kind), so
+  ``tan theta_t <= || diag(p_t(lambda_j) / p_t(lambda_k))_{j > k} Z ||_2`` with ``Z = C_perp C_k^{-1}`` the
+  initial tangent matrix (``C = V^T X_0`` in the eigenbasis ``V``).
+- :func:`textbook_chebyshev_iterations` — the usual spectrum-only form of the same bound,
+  ``tan theta_t <= tan theta_0 (t + 1) / U_t(lambda_k / lambda_{k+1})`` (``|U_t| <= t + 1`` on ``[-1, 1]``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["chebyshev_iterations", "largest_tolerated", "textbook_chebyshev_iterations", "tolerated_noise"]
+
+
+def largest_tolerated(
+    tolerates: Callable[[float], bool],
+    start: float,
+    *,
+    steps: int = 10,
+    factor: float = 10.0,
+    max_expand: int = 6,
+) -> tuple[float, bool]:
+    """Largest ``level`` with ``tolerates(level)``, assuming the test is monotone (true below a threshold).
+
+    Brackets the threshold from ``start`` by multiplying or dividing by ``factor`` (at most ``max_expand``
+    times each way), then bisects the bracket ``steps`` times in log space.
+
+    Returns
+    -------
+    (level, censored)
+        The largest level found tolerated (the bracket's lower end; 0 when even the smallest tried fails),
+        and whether the bracket could not be closed (every level up to ``start * factor**max_expand``
+        tolerated, or none down to ``start / factor**max_expand``).
+    """
+    if not start > 0:
+        raise ValueError(f"start must be positive; got {start}")
+    lo, hi = start, start
+    if tolerates(start):
+        for _ in range(max_expand):
+            hi = lo * factor
+            if not tolerates(hi):
+                break
+            lo = hi
+        else:
+            return lo, True
+    else:
+        for _ in range(max_expand):
+            lo = hi / factor
+            if tolerates(lo):
+                break
+            hi = lo
+        else:
+            return 0.0, True
+    for _ in range(steps):  # invariant: lo tolerated, hi not
+        mid = math.sqrt(lo * hi)
+        if tolerates(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, False
+
+
+def tolerated_noise(
+    solve: Callable[..., object],
+    make_noise: Callable[[float], object],
+    *,
+    eps: float,
+    noiseless_iterations: int,
+    start: float,
+    slack: float = 1.3,
+    steps: int = 10,
+    seed: int = 0,
+) -> tuple[float, bool]:
+    """Largest noise level under which ``solve`` reaches ``sin theta <= eps`` within ``slack`` x its noiseless count.
+
+    ``solve(noise=..., tol=..., max_iter=..., seed=...)`` runs the method (a ``PowerResult`` with a
+    ``sin_theta`` history); ``make_noise(level)`` builds the perturbation. Every trial uses the same ``seed``,
+    so random noise draws the same directions at every level (the test stays monotone).
+    """
+    budget = max(1, math.floor(slack * noiseless_iterations))
+
+    def tolerates(level: float) -> bool:
+        res = solve(noise=make_noise(level), tol=eps, max_iter=budget, seed=seed)
+        return res.iterations_to(eps) is not None
+
+    return largest_tolerated(tolerates, start, steps=steps)
+
+
+def _u_ratios(x: np.ndarray, x_top: float, t_max: int) -> np.ndarray:
+    """``U_t(x_j) / U_t(x_top)`` for ``t = 0 .. t_max`` (rows), by the three-term recurrence, rescaled each step.
+
+    ``x_top > 1`` (where ``U_t`` grows geometrically); the entries of ``x`` lie in ``[-1, 1]``.
+    """
+    xs = np.concatenate([[x_top], x])
+    prev, cur = np.zeros_like(xs), np.ones_like(xs)  # U_{-1}, U_0
+    out = [cur[1:] / cur[0]]
+    for _ in range(t_max):
+        prev, cur = cur, 2 * xs * cur - prev  # U_{t+1}(x) = 2 x U_t(x) - U_{t-1}(x)
+        scale = cur[0]
+        prev, cur = prev / scale, cur / scale  # keep the top entry at 1: only ratios matter
+        out.append(cur[1:].copy())
+    return np.asarray(out)  # (t_max + 1, len(x))
+
+
+def chebyshev_iterations(
+    eigvals: np.ndarray, eigvecs: np.ndarray, X0: np.ndarray, k: int, eps: float, t_max: int = 100_000
+) -> int | None:
+    """First ``t`` at which the Chebyshev bound on ``tan theta_t`` of ANPM (``beta = lambda_{k+1}^2/4``) is <= eps.
+
+    ``eigvals`` (d,) descending with ``eigvecs`` (d, d) in the same order; ``X0`` (d, k) the start.
+    """
+    lam_k, lam_next = float(eigvals[k - 1]), float(eigvals[k])
+    C = eigvecs.T @ X0  # (d, k) start in the eigenbasis
+    Z = np.linalg.solve(C[:k].T, C[k:].T).T  # (d - k, k) = C_perp C_k^{-1}, the initial tangent matrix
+    x = np.asarray(eigvals[k:], dtype=float) / lam_next  # in [0, 1]
+    t_hi = 64
+    while True:
+        ratios = _u_ratios(x, lam_k / lam_next, min(t_hi, t_max))  # (t + 1, d - k)
+        for t, r in enumerate(ratios):
+            if np.linalg.norm(r[:, None] * Z, 2) <= eps:
+                return t
+        if t_hi >= t_max:
+            return None
+        t_hi *= 4
+
+
+def textbook_chebyshev_iterations(tan0: float, lam_k: float, lam_next: float, eps: float, t_max: int = 100_000) -> int:
+    """First ``t`` with ``tan theta_0 (t + 1) / U_t(lambda_k / lambda_{k+1}) <= eps`` (spectrum-only bound)."""
+    x = lam_k / lam_next
+    log_growth = math.acosh(x)  # U_t(cosh a) = sinh((t + 1) a) / sinh a
+    for t in range(t_max + 1):
+        log_u = (
+            math.log(math.sinh((t + 1) * log_growth) / math.sinh(log_growth))
+            if t < 700 / log_growth
+            else ((t + 1) * log_growth - math.log(2 * math.sinh(log_growth)))
+        )
+        if math.log(tan0) + math.log(t + 1) - log_u <= math.log(eps):
+            return t
+    return t_max
