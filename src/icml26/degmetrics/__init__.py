@@ -12,7 +12,7 @@ duplicate) baselines, and trains models with WMSE to reduce mode collapse.
 This package: :func:`evaluate` / :class:`DEGReference` score AnnData predictions with every metric side by
 side (data scale stated and validated); :func:`calibration_baselines` and :func:`calibrated_score`;
 :func:`simulate`, a negative-binomial perturb-seq simulator fitted to real PBMC cells; :func:`wmse_loss` and
-:func:`compare_losses` for training with WMSE. The array-level metrics live in
+:func:`compare_losses` / :func:`compare_losses_tuned` for training with WMSE. The array-level metrics live in
 :mod:`icml26.degmetrics.metrics`.
 """
 
@@ -24,7 +24,7 @@ from icml26.degmetrics.metrics import deg_weights, weighted_delta_r2, welch_t_vs
 
 
 def __getattr__(name):  # torch is imported only when the training helpers are used
-    if name in ("wmse_loss", "compare_losses"):
+    if name in ("wmse_loss", "compare_losses", "compare_losses_tuned"):
         from icml26.degmetrics import train
 
         return getattr(train, name)
@@ -38,6 +38,7 @@ __all__ = [
     "calibrated_score",
     "calibration_baselines",
     "compare_losses",
+    "compare_losses_tuned",
     "deg_weights",
     "evaluate",
     "simulate",

@@ -131,3 +131,40 @@ LOSS_PRESETS = {
         sim=SimConfig(n_genes=4000, n_control=2000, cells_per_perturbation=128, p_effect=0.03),
     ),
 }
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Random simulator settings drawn from the paper's ranges (mean-baseline-v2).
+
+    The paper draws 10,000 trials over G, N0, Nk, P, p_effect, fc, B and mu_l. We fix the screen's size
+    (``base``: G, N0, P, library scale) and draw, per setting, the four parameters the issue names:
+
+    Attributes
+    ----------
+    n_settings : int -- settings drawn per seed
+    p_effect : (low, high) -- effect sparsity, log-uniform (paper: 0.001-0.1)
+    fold_change : (low, high) -- uniform (paper: 1.2-5)
+    control_bias : (low, high) -- B, uniform (paper: 0-2)
+    cells_per_perturbation : (low, high) -- Nk, log-uniform, rounded (paper: 10-256)
+    base : SimConfig -- everything else
+    """
+
+    n_settings: int = 60
+    p_effect: tuple[float, float] = (0.001, 0.1)
+    fold_change: tuple[float, float] = (1.2, 5.0)
+    control_bias: tuple[float, float] = (0.0, 2.0)
+    cells_per_perturbation: tuple[int, int] = (10, 256)
+    base: SimConfig = SimConfig(n_genes=1000, n_control=1000, n_perturbations=30)
+
+
+SWEEP_PRESETS = {
+    "smoke": SweepConfig(
+        n_settings=6, cells_per_perturbation=(10, 64), base=SimConfig(n_genes=300, n_control=200, n_perturbations=12)
+    ),
+    "small": SweepConfig(),
+    "paper": SweepConfig(n_settings=400, base=SimConfig(n_genes=2000, n_control=2000, n_perturbations=60)),
+}
+
+#: Learning rates tried for each loss in wmse-loss-v2; each loss keeps the one with the best validation metric.
+LR_GRIDS = {"smoke": (3e-3, 1e-2), "small": (1e-3, 3e-3, 1e-2, 3e-2), "paper": (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)}
