@@ -96,3 +96,45 @@ def test_new_adversaries():
     early = EarlyOnlyNoise(AdversarialNoise(0.2, P.top[:, 1], P.top[:, 2]), until=3)
     assert np.linalg.norm(early(2, X, AX, rng), 2) == pytest.approx(0.2)
     assert not np.any(early(3, X, AX, rng))
+
+
+def test_theory_and_adversaries_refuse_bad_input():
+    P = dense_problem(30, 2, 0.9, seed=np.random.default_rng(1))
+    vals, vecs = np.linalg.eigh(P.A)
+    vals, vecs = vals[::-1], vecs[:, ::-1]
+    X0 = np.ones((30, 2))
+    with pytest.raises(ValueError, match="start"):
+        largest_tolerated(lambda x: True, 0.0)
+    with pytest.raises(ValueError, match="factor"):
+        largest_tolerated(lambda x: True, 1.0, factor=1.0)
+    with pytest.raises(ValueError, match="steps"):
+        largest_tolerated(lambda x: True, 1.0, steps=-1)
+    solve = functools.partial(noisy_power_method, P.A, 2, reference=P.U)
+    with pytest.raises(ValueError, match="noiseless_iterations"):  # the noiseless run did not reach eps
+        tolerated_noise(solve, lambda lv: None, eps=1e-6, noiseless_iterations=None, start=1e-6)
+    with pytest.raises(ValueError, match="slack"):
+        tolerated_noise(solve, lambda lv: None, eps=1e-6, noiseless_iterations=10, start=1e-6, slack=0.5)
+    with pytest.raises(ValueError, match="eps"):
+        tolerated_noise(solve, lambda lv: None, eps=0.0, noiseless_iterations=10, start=1e-6)
+    with pytest.raises(ValueError, match="descending"):
+        chebyshev_iterations(vals[::-1], vecs, X0, 2, 1e-6)
+    with pytest.raises(ValueError, match="1 <= k < d"):
+        chebyshev_iterations(vals, vecs, X0, 30, 1e-6)
+    with pytest.raises(ValueError, match="1 <= k < d"):
+        chebyshev_iterations(vals, vecs, X0[:, :1], 2, 1e-6)
+    with pytest.raises(ValueError, match="lambda_k > lambda_"):
+        textbook_chebyshev_iterations(1.0, 0.5, 0.9, 1e-6)
+    with pytest.raises(ValueError, match="tan0"):
+        textbook_chebyshev_iterations(0.0, 0.9, 0.5, 1e-6)
+    with pytest.raises(ValueError, match="dimension"):
+        AlternatingNoise(0.1, P.top[:, 1], P.top[:, 2])(0, np.ones((10, 2)), np.ones((10, 2)), None)
+    with pytest.raises(ValueError, match="noise level"):
+        AlternatingNoise(-0.1, P.top[:, 1], P.top[:, 2])
+    with pytest.raises(ValueError, match="finite"):
+        AdversarialNoise(0.1, np.full(30, np.nan), P.top[:, 2])
+    with pytest.raises(ValueError, match="until"):
+        EarlyOnlyNoise(AdversarialNoise(0.1, P.top[:, 1], P.top[:, 2]), until=-1)
+    with pytest.raises(ValueError, match="until"):
+        EarlyOnlyNoise(AdversarialNoise(0.1, P.top[:, 1], P.top[:, 2]), until=2.5)
+    with pytest.raises(TypeError, match="callable"):
+        EarlyOnlyNoise(0.1, until=3)

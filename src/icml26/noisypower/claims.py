@@ -141,7 +141,11 @@ def accelerated_rate(scale: Scale, seed: int, control: bool = False) -> ClaimRes
             **{f"iterations / Chebyshev prediction at {g}": r for g, r in cheb_ratio.items()},
             **{f"iterations / textbook Chebyshev bound at {g}": r for g, r in textbook.items()},
         },
-        paper={"ANPM slope": 0.5, "NPM slope": 1.0, "rate": "optimal (cannot be improved)"},
+        paper={"rate": "accelerated; worst-case optimal (cannot be improved)"},
+        elsewhere={
+            "ANPM slope [standard Chebyshev rate, our reading; paper text not read]": 0.5,
+            "NPM slope [standard power-method rate]": 1.0,
+        },
         baselines={"NPM slope": s_npm, f"NPM iterations at {last}": it_npm[-1]},
         reason=""
         if holds
@@ -192,9 +196,10 @@ def _thresholds(solve, P, k: int, cfg, seed: int) -> tuple[int, dict[str, float]
     return n0, out, censored
 
 
-#: NPM's noiseless iterations and thresholds per (scale, seed, gap ratio): the claim and its control run the
+#: NPM's noiseless iterations and thresholds per (config, seed, gap ratio): the claim and its control run the
 #: same baseline on the same seeds, so the control reuses it (the problem and start are drawn identically).
-_NPM_THRESHOLDS: dict[tuple[str, int, float], tuple[int, dict[str, float], list[str]]] = {}
+#: Keyed on the frozen config itself, not the scale's name, so an edited config never reuses stale results.
+_NPM_THRESHOLDS: dict[tuple[object, int, float], tuple[int, dict[str, float], list[str]]] = {}
 
 
 def _log_slope(x, y) -> float:
@@ -214,6 +219,13 @@ def _log_slope(x, y) -> float:
     paper="main theorem (noise conditions, 'much milder' than the earlier analysis) and their optimality; abstract",
     control="momentum beta = 0 in ANPM (every run): 'ANPM' becomes NPM, which tolerates noise of the same "
     "Delta^1 order but needs (1/Delta)^1 iterations, so the iteration slope leaves (0.3, 0.7) and the claim must fail",
+    by_construction="review (referee, v2): the tolerated-noise half holds by how the adversary and the bisection were "
+    "built. The worst adversary is always the push, whose error floor level / (lambda_k - lambda_{k+1}) is the same "
+    "for any momentum (the momentum term is parallel to X at the fixed point); bisection starts at eps (lambda_k - "
+    "lambda_{k+1}) and any linearly converging method reaches eps within 1.3x its noiseless count one bisection step "
+    "below it, so the slope is exactly 1.00 with zero spread for ANPM, NPM and the control alike. The other half is "
+    "the noiseless iteration slope (accelerated-rate-v2's measurement), the only key the control breaks; no judged "
+    "key counts ANPM's iterations under noise.",
     judge=(
         Interval("ANPM tolerated-noise slope, worst adversary", above=0.75, below=1.25),
         Interval("ANPM iteration slope", above=0.3, below=0.7),
@@ -241,7 +253,7 @@ def noise_tolerance(scale: Scale, seed: int, control: bool = False) -> ClaimResu
             "NPM": functools.partial(noisy_power_method, P.A, k, X0=X0, reference=P.U),
         }
         for method, solve in solvers.items():
-            key = (scale.value, seed, float(g))
+            key = (cfg, seed, float(g))
             if method == "NPM" and key in _NPM_THRESHOLDS:  # the baseline does not depend on `control`
                 n, levels, cut = _NPM_THRESHOLDS[key]
             else:
@@ -296,7 +308,11 @@ def noise_tolerance(scale: Scale, seed: int, control: bool = False) -> ClaimResu
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
-        paper={"tolerated-noise slope": "1 (eps (lambda_k - lambda_{k+1}))", "earlier analysis": "1.5"},
+        paper={"noise conditions": "much milder than the earlier analysis; cannot be relaxed"},
+        elsewhere={
+            "tolerated-noise slope [reconstruction: eps (lambda_k - lambda_{k+1}), paper text not read]": 1.0,
+            "earlier analysis's tolerated-noise slope [Xu 2023, as our notes summarise it]": 1.5,
+        },
         baselines=baselines,
         reason=reason,
         figures={"tolerated-noise-vs-gap": fig},
@@ -329,9 +345,10 @@ def _best_rounds(A_local, k, W, method, cfg, X0, U, beta=None):
     return best, best_K, best_hist
 
 
-#: DeEPCA's best rounds and K per (scale, seed, gap ratio, graph): the claim and its control run the same
+#: DeEPCA's best rounds and K per (config, seed, gap ratio, graph): the claim and its control run the same
 #: baseline on the same seeds (problems, splits, graphs and starts are drawn identically), so the control reuses it.
-_DEEPCA_ROUNDS: dict[tuple[str, int, float, str], tuple[int | None, int | None]] = {}
+#: Keyed on the frozen config itself, not the scale's name, so an edited config never reuses stale results.
+_DEEPCA_ROUNDS: dict[tuple[object, int, float, str], tuple[int | None, int | None]] = {}
 
 
 def _connected_graph(kind: str, n_nodes: int, p: float, rng: np.random.Generator):
@@ -374,7 +391,7 @@ def decentralized_acceleration(scale: Scale, seed: int, control: bool = False) -
         beta = 0.0 if control else P.eigvals[cfg.k] ** 2 / 4  # the momentum the paper credits
         for g, W in graphs.items():
             for m, method, b in (("accelerated", "accelerated", beta), ("DeEPCA", "deepca", None)):
-                key = (scale.value, seed, ratio, g)
+                key = (cfg, seed, float(ratio), g)
                 if m == "DeEPCA" and key in _DEEPCA_ROUNDS:  # the baseline does not depend on `control`
                     r, K = _DEEPCA_ROUNDS[key]
                 else:
@@ -418,18 +435,24 @@ def decentralized_acceleration(scale: Scale, seed: int, control: bool = False) -
         **{f"DeEPCA best K at {small}, {g}": best_K["DeEPCA", g][-1] for g in graphs},
         **{f"DeEPCA best K at {cfg.gap_ratios[0]:g}, {g}": best_K["DeEPCA", g][0] for g in graphs},
     }
-    lowest = min(cfg.rounds)
+    lowest, highest = min(cfg.rounds), max(cfg.rounds)
     at_edge = [f"{m} {g}" for (m, g), ks in best_K.items() if any(K == lowest for K in ks)]
+    at_top = [f"{m} {g}" for (m, g), ks in best_K.items() if any(K == highest for K in ks)]
     details = [f"{g}: a_acc {a['accelerated', g]:.2f}, a_DeEPCA {a['DeEPCA', g]:.2f}" for g in graphs]
     reason = "" if holds else "; ".join(details)
     if at_edge:
         reason = (reason + "; " if reason else "") + f"best K = {lowest} (edge of the sweep) for {', '.join(at_edge)}"
+    if at_top:
+        reason = (reason + "; " if reason else "") + f"best K = {highest} (top of the sweep) for {', '.join(at_top)}"
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
-        paper={"rounds": "O(K / sqrt(Delta)) vs O(K / Delta)"},
+        paper={"rounds": "accelerated; communication cost similar to non-accelerated methods"},
         baselines=baselines,
-        elsewhere={"DeEPCA/accelerated rounds, ring, gap ratio 0.964, K = 6 [prototype]": 2.3},
+        elsewhere={
+            "DeEPCA/accelerated rounds, ring, gap ratio 0.964, K = 6 [prototype]": 2.3,
+            "rounds [reconstruction: O(K / sqrt(Delta)) vs DeEPCA's O(K / Delta)]": "exponent 1/2 vs 1",
+        },
         reason=reason,
         figures={"rounds-vs-gap": fig},
     )
@@ -468,7 +491,7 @@ def matches_reference(scale: Scale, seed: int, control: bool = False) -> ClaimRe
     return ClaimResult(
         "holds" if holds else "fails",
         measured={"worst sin theta vs scipy": worst_sin, "worst relative eigenvalue error": worst_val},
-        paper={"worst sin theta vs scipy": 1e-8},
+        paper={},
         baselines={"scipy vs exact ground truth (sin theta)": worst_peer},
         reason="" if holds else f"sin theta {worst_sin:.2g}, eigenvalue error {worst_val:.2g}",
     )

@@ -133,6 +133,8 @@ class AdversarialNoise:
         self.u_next = np.asarray(self.u_next, dtype=float).ravel()
         if self.u_k.shape != self.u_next.shape:
             raise ValueError("u_k and u_next must have the same length")
+        if not (np.all(np.isfinite(self.u_k)) and np.all(np.isfinite(self.u_next))):
+            raise ValueError("u_k and u_next must be finite")
 
     @classmethod
     def at_fraction(
@@ -171,6 +173,8 @@ class AlternatingNoise:
         self._push = AdversarialNoise(self.level, self.u_k, self.u_next)
 
     def __call__(self, t: int, X: np.ndarray, AX: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if X.shape[0] != self._push.u_k.shape[0]:
+            raise ValueError(f"adversary built for dimension {self._push.u_k.shape[0]}, iterate has {X.shape[0]}")
         q = X.T @ self._push.u_k  # (k,) where the iterate holds u_k
         q_norm = np.linalg.norm(q)
         q = q / q_norm if q_norm > 0 else np.eye(X.shape[1])[:, -1]
@@ -183,6 +187,12 @@ class EarlyOnlyNoise:
 
     inner: Callable[..., np.ndarray]
     until: int
+
+    def __post_init__(self) -> None:
+        if not callable(self.inner):
+            raise TypeError("EarlyOnlyNoise needs a callable inner noise model (t, X, AX, rng) -> G")
+        if isinstance(self.until, bool) or not isinstance(self.until, (int, np.integer)) or self.until < 0:
+            raise ValueError(f"until must be an integer >= 0 (number of perturbed updates); got {self.until!r}")
 
     def __call__(self, t: int, X: np.ndarray, AX: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return self.inner(t, X, AX, rng) if t < self.until else np.zeros_like(AX)

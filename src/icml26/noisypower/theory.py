@@ -43,8 +43,12 @@ def largest_tolerated(
         and whether the bracket could not be closed (every level up to ``start * factor**max_expand``
         tolerated, or none down to ``start / factor**max_expand``).
     """
-    if not start > 0:
-        raise ValueError(f"start must be positive; got {start}")
+    if not (np.isfinite(start) and start > 0):
+        raise ValueError(f"start must be a finite positive level; got {start}")
+    if not (np.isfinite(factor) and factor > 1):
+        raise ValueError(f"factor must be a finite number > 1; got {factor}")
+    if not _is_count(steps, 0) or not _is_count(max_expand, 1):
+        raise ValueError(f"steps must be an integer >= 0 and max_expand >= 1; got {steps!r} and {max_expand!r}")
     lo, hi = start, start
     if tolerates(start):
         for _ in range(max_expand):
@@ -88,6 +92,15 @@ def tolerated_noise(
     ``sin_theta`` history); ``make_noise(level)`` builds the perturbation. Every trial uses the same ``seed``,
     so random noise draws the same directions at every level (the test stays monotone).
     """
+    if not (np.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a finite positive accuracy; got {eps}")
+    if not _is_count(noiseless_iterations, 1):
+        raise ValueError(
+            "noiseless_iterations must be a positive integer (did the noiseless run reach eps?); "
+            f"got {noiseless_iterations!r}"
+        )
+    if not (np.isfinite(slack) and slack >= 1):
+        raise ValueError(f"slack must be a finite factor >= 1 on the noiseless iterations; got {slack}")
     budget = max(1, math.floor(slack * noiseless_iterations))
 
     def tolerates(level: float) -> bool:
@@ -95,6 +108,17 @@ def tolerated_noise(
         return res.iterations_to(eps) is not None
 
     return largest_tolerated(tolerates, start, steps=steps)
+
+
+def _is_count(n, least: int) -> bool:
+    return not isinstance(n, bool) and isinstance(n, (int, np.integer)) and n >= least
+
+
+def _check_rate_inputs(lam_k: float, lam_next: float, eps: float) -> None:
+    if not (np.isfinite(lam_k) and np.isfinite(lam_next) and lam_k > lam_next > 0):
+        raise ValueError(f"need lambda_k > lambda_(k+1) > 0; got {lam_k} and {lam_next}")
+    if not (np.isfinite(eps) and 0 < eps < 1):
+        raise ValueError(f"eps must be in (0, 1); got {eps}")
 
 
 def _u_ratios(x: np.ndarray, x_top: float, t_max: int) -> np.ndarray:
@@ -120,7 +144,17 @@ def chebyshev_iterations(
 
     ``eigvals`` (d,) descending with ``eigvecs`` (d, d) in the same order; ``X0`` (d, k) the start.
     """
+    eigvals, eigvecs, X0 = np.asarray(eigvals, dtype=float), np.asarray(eigvecs, dtype=float), np.asarray(X0)
+    d = eigvals.shape[0]
+    if eigvals.ndim != 1 or eigvecs.shape != (d, d) or X0.shape != (d, k) or not _is_count(k, 1) or k >= d:
+        raise ValueError(
+            f"need eigvals (d,), eigvecs (d, d), X0 (d, k) with 1 <= k < d; got {eigvals.shape}, {eigvecs.shape}, "
+            f"{X0.shape}, k = {k!r}"
+        )
+    if np.any(np.diff(eigvals) > 0):
+        raise ValueError("eigvals must be in descending order (eigvecs in the same order)")
     lam_k, lam_next = float(eigvals[k - 1]), float(eigvals[k])
+    _check_rate_inputs(lam_k, lam_next, eps)
     C = eigvecs.T @ X0  # (d, k) start in the eigenbasis
     Z = np.linalg.solve(C[:k].T, C[k:].T).T  # (d - k, k) = C_perp C_k^{-1}, the initial tangent matrix
     x = np.asarray(eigvals[k:], dtype=float) / lam_next  # in [0, 1]
@@ -137,6 +171,9 @@ def chebyshev_iterations(
 
 def textbook_chebyshev_iterations(tan0: float, lam_k: float, lam_next: float, eps: float, t_max: int = 100_000) -> int:
     """First ``t`` with ``tan theta_0 (t + 1) / U_t(lambda_k / lambda_{k+1}) <= eps`` (spectrum-only bound)."""
+    _check_rate_inputs(lam_k, lam_next, eps)
+    if not (np.isfinite(tan0) and tan0 > 0):
+        raise ValueError(f"tan0 must be a finite positive initial tangent; got {tan0}")
     x = lam_k / lam_next
     log_growth = math.acosh(x)  # U_t(cosh a) = sinh((t + 1) a) / sinh a
     for t in range(t_max + 1):
