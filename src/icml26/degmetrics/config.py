@@ -157,6 +157,18 @@ class SweepConfig:
     cells_per_perturbation: tuple[int, int] = (10, 256)
     base: SimConfig = SimConfig(n_genes=1000, n_control=1000, n_perturbations=30)
 
+    def __post_init__(self) -> None:
+        if int(self.n_settings) < 6:
+            raise ValueError(f"n_settings must be >= 6 (the OLS fit has 5 coefficients); got {self.n_settings}")
+        bounds = {"p_effect": (0.0, 1.0), "fold_change": (1.0, None), "control_bias": (0.0, None),
+                  "cells_per_perturbation": (2, None)}  # fmt: skip
+        for name, (floor, ceil) in bounds.items():
+            low, high = getattr(self, name)
+            outside = low < floor or (ceil is not None and high > ceil) or (name == "p_effect" and low <= 0)
+            if outside or not low <= high:
+                raise ValueError(f"{name} must be a range (low, high) with low <= high within the simulator's "
+                                 f"limits; got {(low, high)}")  # fmt: skip
+
 
 SWEEP_PRESETS = {
     "smoke": SweepConfig(

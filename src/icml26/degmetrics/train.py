@@ -252,6 +252,9 @@ def compare_losses_tuned(
     pearson_delta_all``, the weighted ``diversity`` ratio and its unweighted ``diversity_unweighted``, and
     for models the chosen ``lr`` and its ``val_pearson``.
     """
+    lrs = tuple(lrs)
+    if not lrs or not all(np.isfinite(lr) and lr > 0 for lr in lrs):
+        raise ValueError(f"lrs must be a non-empty sequence of positive learning rates; got {lrs}")
     screen = latent_screen(cfg, seed)
     ref = screen.test
 
