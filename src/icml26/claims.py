@@ -133,6 +133,11 @@ def _as_float(key: str, value: Any) -> float:
         raise TypeError(f"measured/baseline value {key!r} must be a number, got {type(value).__name__}") from None
 
 
+def _as_value(key: str, value: Any) -> float | str:
+    """A reference value: a number, or a qualitative statement kept as text."""
+    return value if isinstance(value, str) else _as_float(key, value)
+
+
 @dataclass
 class ClaimResult:
     """What one run of a claim on one seed found.
@@ -177,11 +182,11 @@ class ClaimResult:
             raise ValueError("a not-measured verdict needs a reason")
         self.measured = {k: _as_float(k, v) for k, v in self.measured.items()}
         self.baselines = {k: _as_float(k, v) for k, v in self.baselines.items()}
-        self.paper = {k: (v if isinstance(v, str) else _as_float(k, v)) for k, v in self.paper.items()}
+        self.paper = {k: _as_value(k, v) for k, v in self.paper.items()}
         for k in self.elsewhere:
             if not _ELSEWHERE_KEY.search(k):
                 raise ValueError(f"elsewhere key {k!r} must end with its source in brackets, e.g. '[prototype]'")
-        self.elsewhere = {k: (v if isinstance(v, str) else _as_float(k, v)) for k, v in self.elsewhere.items()}
+        self.elsewhere = {k: _as_value(k, v) for k, v in self.elsewhere.items()}
 
 
 @dataclass(frozen=True)
@@ -274,9 +279,7 @@ class Claim:
         return max(scale.default_seeds, JUDGED_SEEDS) if self.judge else scale.default_seeds
 
     def __call__(self, scale: Scale | str, seed: int, control: bool = False) -> ClaimResult:
-        result = (
-            self.func(Scale.parse(scale), seed, control=control) if control else self.func(Scale.parse(scale), seed)
-        )
+        result = self.func(Scale.parse(scale), seed, control=control)  # claim() made sure func takes control
         if not isinstance(result, ClaimResult):
             raise TypeError(f"claim {self.id} returned {type(result).__name__}, not ClaimResult")
         if self.judge and result.verdict != "not-measured":

@@ -96,6 +96,11 @@ def markdown_row(s: ClaimSummary) -> str:
     return "| " + " | ".join(_cell(c) for c in row) + " |"
 
 
+def _reason(s: ClaimSummary) -> str:
+    """A run's reason, or the last line of its traceback when it crashed."""
+    return s.reason or (s.error.strip().splitlines()[-1] if s.error else "")
+
+
 def _why(s: ClaimSummary) -> str:
     """One line on why a claim is not a plain ``holds``."""
     if s.verdict == "holds" and s.by_construction:
@@ -103,9 +108,11 @@ def _why(s: ClaimSummary) -> str:
     if s.verdict == "holds" and s.control is not None and not s.control_ok:
         if s.control.verdict == "holds":
             return f"its negative control ({s.control_description}) held too: the claim cannot fail as run"
-        why = s.control.reason or (s.control.error.strip().splitlines()[-1] if s.control.error else "")
-        return f"its negative control ({s.control_description}) said {s.control.verdict}, so it proved nothing: {why}"
-    return s.reason or (s.error.strip().splitlines()[-1] if s.error else "")
+        return (
+            f"its negative control ({s.control_description}) said {s.control.verdict}, so it proved nothing: "
+            f"{_reason(s.control)}"
+        )
+    return _reason(s)
 
 
 def markdown_table(summaries: Sequence[ClaimSummary]) -> str:
@@ -144,22 +151,31 @@ def update_readme(readme: Path, summaries: Sequence[ClaimSummary]) -> None:
     readme.write_text(_BLOCK.sub(lambda _: readme_block(summaries), text, count=1))
 
 
-def _claim_rows(readme: Path) -> dict[str, str] | None:
-    """The rows of a README's generated claims table keyed by claim id; None without a file or a block."""
+def _table(readme: Path) -> tuple[list[str], dict[str, str]] | None:
+    """The header cells and the rows (keyed by claim id) of a README's generated claims table; None without a
+    file or a block."""
     match = _BLOCK.search(readme.read_text()) if readme.is_file() else None
     if not match:
         return None
+    header: list[str] = []
     rows = {}
     for line in match.group(0).splitlines():
         found = re.match(r"\| `([^`]+)` ", line)
         if found:
             rows[found.group(1)] = line
-    return rows
+        elif not header and line.startswith("| "):
+            header = _cells(line)
+    return header, rows
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
 
 
 def readme_rows(readme: Path) -> dict[str, str]:
     """The rows of a README's generated claims table, keyed by claim id (empty without a block)."""
-    return _claim_rows(readme) or {}
+    table = _table(readme)
+    return table[1] if table else {}
 
 
 def readme_verdicts(readme: Path) -> list[str] | None:
@@ -169,15 +185,17 @@ def readme_verdicts(readme: Path) -> list[str] | None:
     :attr:`ClaimSummary.status`); the column is found by its header, so older tables still parse, and a
     ``holds`` in a table without a negative-control column reads as ``holds; control not run``.
     """
-    match = _BLOCK.search(readme.read_text()) if readme.is_file() else None
-    if not match:
+    table = _table(readme)
+    if table is None:
         return None
-    column, verdicts, controlled = None, [], False
-    for line in match.group(0).splitlines():
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        if column is None and "verdict" in cells:
-            column, controlled = cells.index("verdict"), "negative control" in cells
-        elif column is not None and line.startswith("| `") and len(cells) > column:
+    header, rows = table
+    if "verdict" not in header:
+        return []
+    column, controlled = header.index("verdict"), "negative control" in header
+    verdicts = []
+    for line in rows.values():
+        cells = _cells(line)
+        if len(cells) > column:
             verdict = cells[column].strip("*")
             verdicts.append("holds; control not run" if verdict == "holds" and not controlled else verdict)
     return verdicts
