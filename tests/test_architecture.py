@@ -1,5 +1,6 @@
 """Import rules, checked by import-linter: no system imports another; the core imports no system."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -87,3 +88,18 @@ def test_the_repo_stands_alone_nothing_reads_or_links_outside_it():
         if outside in text or any(b in text for b in beside):
             offenders.append(name)
     assert not offenders, f"files that reach outside the repo: {offenders}"
+
+
+def test_checkpoints_load_safely():
+    """``torch.load`` unpickles arbitrary objects unless ``weights_only=True``: a checkpoint from a stranger could
+    run code, so every load in the library says ``weights_only=True``."""
+    src = Path(__file__).resolve().parents[1] / "src" / "icml26"
+    unsafe, loads = [], []
+    for path in sorted(src.rglob("*.py")):
+        text = path.read_text()
+        rel = path.relative_to(src.parent)
+        unsafe += [f"{rel}: weights_only=False" for _ in re.findall(r"weights_only\s*=\s*False", text)]
+        for call in re.findall(r"torch\.load\(([^()]*(?:\([^()]*\)[^()]*)*)\)", text):
+            if "weights_only=True" not in call.replace(" ", ""):
+                loads.append(f"{rel}: torch.load({call})")
+    assert not unsafe and not loads, "\n".join(unsafe + loads)

@@ -314,3 +314,19 @@ def test_partial_update_readme_never_drops_rows_and_takes_the_current_labels(tmp
     monkeypatch.setattr(fakecopy.claims, "CLAIMS", [labelled, *fakecopy.claims.CLAIMS[1:]])
     assert run([*base, "--out", str(tmp_path / "a"), "--claim", "needs-cluster"], systems) == 0
     assert readme_verdicts(copy / "README.md")[0] == "holds by construction"
+
+
+def test_output_into_a_closed_pipe_is_quiet():
+    """`icml26 list | head -0`: the reader has gone; no BrokenPipeError traceback, exit 0."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from icml26.cli import main; sys.exit(main(['list', '--markdown']))"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader leaves before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

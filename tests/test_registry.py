@@ -77,6 +77,7 @@ def test_the_contract_checker_catches_a_broken_system(tmp_path, monkeypatch):
         "say where in the paper",
         "not listed in CLAIMS",
         "exited 3",
+        "has no build_parser()",
     ]:
         assert expected in problems
 

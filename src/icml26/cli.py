@@ -16,8 +16,10 @@ Exit status: 0 on success (``reproduce``: every claim ran, whatever its verdict)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -224,8 +226,17 @@ def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSp
         return int(system_main(list(argv)) or 0)
     except SystemExit as exc:  # argparse inside the system's CLI
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
-    except (ValueError, OSError) as exc:
-        raise UsageError(f"{system_id}: {exc}") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise UsageError(f"{system_id}: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of an error's message (library messages can run to screens), named by its type if empty."""
+    text = str(exc).strip()
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first + (" (...)" if len(text.splitlines()) > 1 else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -274,28 +285,40 @@ def main(argv: Sequence[str] | None = None, systems: Mapping[str, SystemSpec] | 
     """Entry point of ``icml26``; ``systems`` replaces the registry (tests use it)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     systems = _registry.SYSTEMS if systems is None else systems
-    commands = {"list", "info", "reproduce"}
     try:
-        first = next((a for a in argv if not a.startswith("-")), None)
-        if first is not None and first not in commands:
-            if first not in systems:
-                raise UsageError(f"unknown command or system {first!r}; run 'icml26 list' or 'icml26 --help'")
-            idx = argv.index(first)
-            _setup_logging("-v" in argv[:idx] or "--verbose" in argv[:idx])
-            return dispatch(first, argv[idx + 1 :], systems)
-        parser = build_parser()
-        try:
-            args = parser.parse_args(argv)
-        except SystemExit as exc:  # argparse has printed its message; keep our exit codes
-            return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
-        _setup_logging(args.verbose)
-        if args.command is None:
-            parser.print_help()
-            return EXIT_USAGE
-        handler = {"list": cmd_list, "info": cmd_info, "reproduce": cmd_reproduce}[args.command]
-        return handler(args, systems)
+        code = _run(argv, systems)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not as a message at exit
+        return code
     except UsageError as exc:
         return _fail(str(exc))
+    except BrokenPipeError:  # `icml26 list | head`: the reader left; stop quietly, as Unix tools do
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _run(argv: list[str], systems: Mapping[str, SystemSpec]) -> int:
+    commands = {"list", "info", "reproduce"}
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is not None and first not in commands:
+        if first not in systems:
+            raise UsageError(f"unknown command or system {first!r}; run 'icml26 list' or 'icml26 --help'")
+        idx = argv.index(first)
+        # -v before or after the system id: the system's own parser keeps its -v, the core only sets the level
+        if {"-v", "--verbose"} & set(argv):
+            _setup_logging(True)
+        return dispatch(first, argv[idx + 1 :], systems)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed its message; keep our exit codes
+        return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
+    _setup_logging(args.verbose)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    handler = {"list": cmd_list, "info": cmd_info, "reproduce": cmd_reproduce}[args.command]
+    return handler(args, systems)
 
 
 def _setup_logging(verbose: bool) -> None:

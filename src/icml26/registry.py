@@ -156,7 +156,8 @@ _SYSTEMS = [
         "hyperhopfield",
         "Hyperbolic Neural Population Geometry Benefits Computation",
         "multi-scale place codes, hyperbolic geometry and Karcher-flow hyperbolic associative memory",
-        extra="torch",
+        status="implemented",
+        extra="topology",
     ),
     SystemSpec(
         "spik4lite",
@@ -174,7 +175,8 @@ _SYSTEMS = [
         "coherence",
         "Learning Coherent Representations: A Topological Approach to Interpretability",
         "a Frechet-variance coherence objective that makes features geometrically contiguous",
-        extra="torch",
+        status="implemented",
+        extra="topology",
     ),
     SystemSpec(
         "srfpt",
@@ -213,7 +215,8 @@ _SYSTEMS = [
         "flip2",
         "FLIP2: Expanding Protein Fitness Landscape Benchmarks for Real-World Machine Learning Applications",
         "protein-fitness benchmark: campaign splits, ridge/CNN baselines, Spearman and NDCG",
-        extra="torch",
+        status="implemented",
+        extra="protein",
     ),
     SystemSpec(
         "qhflow2",

@@ -235,7 +235,11 @@ th{background:#f4f4f4}.holds{color:#0a6b2d;font-weight:600}.fails{color:#b3261e;
 .construction{color:#8a4b00;font-weight:600}.unchecked{color:#8a6d00;font-weight:600}
 .cannot-fail{color:#fff;background:#8a4b00;font-weight:600}.planned{color:#777}
 .muted{color:#777;font-size:.85rem}img{max-width:380px;margin:.3rem;border:1px solid #eee}
-code{background:#f6f6f6;padding:0 .2rem}
+code{background:#f6f6f6;padding:0 .2rem}td.num{text-align:right}.wide{overflow-x:auto}
+details{border:1px solid #ddd;border-radius:4px;margin:.4rem 0;padding:.3rem .6rem}
+summary{cursor:pointer;line-height:1.5}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;
+margin:.5rem 0;font-size:.9rem}dt{font-weight:600;color:#555}dd{margin:0;overflow-wrap:anywhere}
+@media (max-width:600px){body{margin:1rem auto}dl{grid-template-columns:1fr}img{max-width:100%}}
 """
 
 
@@ -262,20 +266,63 @@ def status_class(status: str) -> str:
     return {"holds by construction": "construction"}.get(status, status)
 
 
+def _tally(summaries: Sequence[ClaimSummary]) -> dict[str, int]:
+    """Claims per outcome; a claim "holds" only when its control failed (``status`` already says so)."""
+    keys = ("holds", "fails", "not-measured", "holds by construction")
+    tally = {k: sum(s.status == k for s in summaries) for k in keys}
+    tally["other"] = len(summaries) - sum(tally.values())  # holds with a control that held, crashed, not run
+    tally["controls failed"] = sum(bool(s.control is not None and s.control_ok) for s in summaries)
+    tally["controls run"] = sum(s.control is not None for s in summaries)
+    return tally
+
+
+def _claim_details(spec: SystemSpec, s: ClaimSummary) -> str:
+    """One claim, folded: the summary line shows id, verdict and control; the body the numbers and plots."""
+    why = _why(s) if s.status != "holds" else ""
+    imgs = "".join(
+        f'<a href="{_e(spec.id)}/{_e(f)}"><img src="{_e(spec.id)}/{_e(f)}" alt="{_e(f)}"></a>' for f in s.figures
+    )
+    if s.control is None:
+        control = "<span class='muted'>control not run (--controls)</span>"
+    else:
+        good = "holds" if s.control_ok else "cannot-fail"
+        control = f'control: <span class="{good}">{_e(s.control.verdict)}</span>'
+    elsewhere = f"<br>not from the paper: {_e(format_values(s.elsewhere))}" if s.elsewhere else ""
+    return (
+        f'<details><summary><span class="{status_class(s.status)}">{_e(s.status)}</span> '
+        f"<code>{_e(s.id)}</code> <span class='muted'>· {control} · {len(s.seeds)} seed(s)</span>"
+        f"<br>{_e(s.statement)}</summary>\n<dl>"
+        f"<dt>paper</dt><dd>{_e(format_values(s.paper))} <span class='muted'>{_e(s.paper_ref)}{elsewhere}</span></dd>"
+        f"<dt>measured (mean ± sd)</dt><dd>{_e(measured_text(s))}</dd>"
+        f"<dt>baselines</dt><dd>{_e(format_values(s.baselines_mean, s.baselines_std))}</dd>"
+        f"<dt>negative control</dt><dd>{_e(s.control_description)}</dd>"
+        + (f"<dt>why</dt><dd>{_e(why)}</dd>" if why else "")
+        + f"<dt>run</dt><dd>{_e(s.scale)}, {len(s.seeds)} seed(s), {s.wall_time_s:.1f} s</dd></dl>"
+        + (f'<div class="plots">{imgs}</div>' if imgs else "")
+        + "</details>"
+    )
+
+
 def render_index(specs: Sequence[SystemSpec], reports: dict[str, list[ClaimSummary] | None]) -> str:
-    """The static HTML page: an overview table, then one section per system."""
+    """The static HTML page: a summary table (outcomes per system), then one section per system with every
+    claim folded in a ``<details>`` element. No scripts, inline CSS, readable on a phone."""
     rows, sections = [], []
     for spec in specs:
         summaries = reports.get(spec.id)
+        link = f'<a href="#{_e(spec.id)}">{_e(spec.id)}</a>'
         if not spec.implemented:
-            state = '<span class="planned">planned</span>'
+            rows.append(f'<tr><td>{link}</td><td colspan="6" class="planned">planned</td></tr>')
         elif summaries is None:
-            state = "implemented (not run yet)"
+            rows.append(f'<tr><td>{link}</td><td colspan="6">implemented (not run yet)</td></tr>')
         else:
-            state = f"{_counts(summaries)} ({_e(summaries[0].scale if summaries else '?')})"
-        rows.append(
-            f'<tr><td><a href="#{_e(spec.id)}">{_e(spec.id)}</a></td><td>{_e(spec.title)}</td><td>{state}</td></tr>'
-        )
+            n = _tally(summaries)
+            scale = _e(summaries[0].scale if summaries else "?")
+            rows.append(
+                f"<tr><td>{link}</td><td>{_counts(summaries)} <span class='muted'>({scale})</span></td>"
+                f'<td class="num">{n["fails"]}</td><td class="num">{n["not-measured"]}</td>'
+                f'<td class="num">{n["holds by construction"]}</td><td class="num">{n["other"]}</td>'
+                f'<td class="num">{n["controls failed"]}/{n["controls run"]}</td></tr>'
+            )
         body = [
             f'<h2 id="{_e(spec.id)}">{_e(spec.id)} — {_e(spec.title)}</h2>',
             f'<p>{_e(spec.summary)} <span class="muted">{_e(spec.venue)} {_e(spec.reference)}</span></p>',
@@ -285,47 +332,24 @@ def render_index(specs: Sequence[SystemSpec], reports: dict[str, list[ClaimSumma
         elif not summaries:
             body.append(f"<p>No report yet: run <code>icml26 reproduce {_e(spec.id)}</code>.</p>")
         else:
-            body.append(
-                "<table><tr><th>claim</th><th>paper</th><th>measured (mean ± sd)</th><th>baselines</th>"
-                "<th>verdict</th><th>negative control</th><th>plots</th></tr>"
-            )
-            for s in summaries:
-                why = _why(s) if s.status != "holds" else ""
-                imgs = "".join(
-                    f'<a href="{_e(spec.id)}/{_e(f)}"><img src="{_e(spec.id)}/{_e(f)}" alt="{_e(f)}"></a>'
-                    for f in s.figures
-                )
-                if s.control is None:
-                    control = "<span class='muted'>not run (--controls)</span>"
-                else:
-                    good = "holds" if s.control_ok else "cannot-fail"
-                    control = f'<span class="{good}">{_e(s.control.verdict)}</span>'
-                body.append(
-                    f"<tr><td><code>{_e(s.id)}</code><br>{_e(s.statement)}</td>"
-                    f"<td>{_e(format_values(s.paper))}<br><span class='muted'>{_e(s.paper_ref)}"
-                    f"{'<br>not from the paper: ' + _e(format_values(s.elsewhere)) if s.elsewhere else ''}</span></td>"
-                    f"<td>{_e(measured_text(s))}</td>"
-                    f"<td>{_e(format_values(s.baselines_mean, s.baselines_std))}</td>"
-                    f'<td><span class="{status_class(s.status)}">{_e(s.status)}</span>'
-                    f"<br><span class='muted'>{len(s.seeds)} seed(s), {s.wall_time_s:.1f} s"
-                    f"{'<br>' + _e(why) if why else ''}</span></td>"
-                    f"<td>{control}<br><span class='muted'>{_e(s.control_description)}</span></td><td>{imgs}</td></tr>"
-                )
-            body.append("</table>")
+            body += [_claim_details(spec, s) for s in summaries]
         sections.append("\n".join(body))
     generated = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>icml26 reproduction report</title><style>{_CSS}</style></head><body>\n"
         "<h1>icml26 — paper claims, reproduced</h1>\n"
         f'<p class="muted">Generated {generated}. Each claim re-runs a paper statement on data with known '
         "ground truth. <em>holds</em> (green) means it held — on every seed, or by the 95 % interval of a paired "
         "statistic for a comparison — <em>and</em> its negative control (the same measurement with the credited "
         "component sabotaged) failed. <em>holds by construction</em> marks claims a review found cannot fail as "
-        "built; they await their next version.</p>\n"
-        "<table><tr><th>system</th><th>paper</th><th>claims</th></tr>\n"
+        "built; they await their next version. <em>other</em> counts claims that held while their control was "
+        "not run, held too or crashed. Click a claim for its numbers and plots.</p>\n"
+        '<div class="wide"><table><tr><th>system</th><th>holding</th><th>fail</th><th>not measured</th>'
+        "<th>by construction</th><th>other</th><th>controls failed</th></tr>\n"
         + "\n".join(rows)
-        + "</table>\n"
+        + "</table></div>\n"
         + "\n".join(sections)
         + "\n</body></html>\n"
     )

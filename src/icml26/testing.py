@@ -64,8 +64,31 @@ def check_readme(spec: SystemSpec) -> list[str]:
 
 
 def check_cli(spec: SystemSpec) -> list[str]:
-    """``icml26 <id> --help`` prints a usage text and exits 0."""
+    """``icml26 <id> --help`` prints a usage text and exits 0; the parser follows the one CLI convention.
+
+    The convention (``icml26._util.cli``): the module exposes ``build_parser()``, built on the shared
+    ``ArgumentParser`` (defaults in ``--help``, one-line errors), and every argument has a help text.
+    """
+    import argparse
+
+    from icml26._util.cli import ArgumentParser
+
     main = load_entry(spec.cli_entry)
+    module = importlib.import_module(spec.cli_entry.split(":")[0])
+    build = getattr(module, "build_parser", None)
+    problems, parsers = [], {}
+    if build is None:
+        problems.append(f"{spec.id}: its cli module has no build_parser() (the harness and --help checks need it)")
+    elif not isinstance(parser := build(), ArgumentParser):
+        problems.append(f"{spec.id}: build_parser() must use icml26._util.cli.ArgumentParser (one-line errors)")
+    else:
+        sub = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        parsers = dict(sub[0].choices) if sub else {"": parser}
+    for verb, verb_parser in parsers.items():
+        for action in verb_parser._actions:
+            if action.dest != "help" and not action.help:
+                name = action.option_strings[-1] if action.option_strings else action.dest
+                problems.append(f"{spec.id}: 'icml26 {spec.id} {verb}' argument {name} has no help text")
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         try:
@@ -73,10 +96,10 @@ def check_cli(spec: SystemSpec) -> list[str]:
         except SystemExit as exc:
             code = exc.code
     if code not in (0, None):
-        return [f"{spec.id}: 'icml26 {spec.id} --help' exited {code}"]
+        return [*problems, f"{spec.id}: 'icml26 {spec.id} --help' exited {code}"]
     if "usage" not in out.getvalue().lower():
-        return [f"{spec.id}: 'icml26 {spec.id} --help' printed no usage"]
-    return []
+        return [*problems, f"{spec.id}: 'icml26 {spec.id} --help' printed no usage"]
+    return problems
 
 
 def check_claim_runs(c: Claim, seed: int = 0) -> list[str]:

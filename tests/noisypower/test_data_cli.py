@@ -92,7 +92,7 @@ def test_cli_pca_bad_inputs(tmp_path, matrix_files):
         main(["pca", str(garbage), "-k", "1"])
     with pytest.raises(ValueError, match="unsupported format"):
         main(["pca", str(_write(tmp_path / "x.csv", "1,2")), "-k", "1"])
-    with pytest.raises(OSError, match="no such file"):
+    with pytest.raises(OSError, match="does not exist"):
         main(["pca", str(tmp_path / "missing.npy"), "-k", "1"])
     rect = tmp_path / "r.npy"
     np.save(rect, np.ones((3, 4)))
@@ -176,7 +176,7 @@ def test_dispatcher_turns_bad_input_into_exit_2(tmp_path, capsys):
     systems["noisypower"] = dataclasses.replace(systems["noisypower"], status="implemented")
     code = top_cli.main(["noisypower", "pca", str(tmp_path / "missing.npy"), "-k", "1"], systems)
     assert code == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err
 
 
 def test_covariances_from_samples_pool_exactly():

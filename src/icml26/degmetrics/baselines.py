@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.degmetrics.evaluate import _labels, _listing, _matrix
+from icml26.degmetrics.evaluate import _labels, _listing, _matrix, check_anndata
 from icml26.degmetrics.metrics import check_scale, group_moments
 
 
@@ -106,6 +106,7 @@ def calibration_baselines(
         One row per perturbation, log1p scale: ``technical_duplicate``, ``interpolated_duplicate``,
         ``dataset_mean``, ``control_mean``; ``additive`` (doubles only, same rows) when doubles exist.
     """
+    check_anndata(adata, "adata")
     if not 0 <= alpha <= 1:
         raise ValueError(f"alpha must be in [0, 1]; got {alpha}")
     first, second = split_halves(adata, perturbation_key=perturbation_key, control=control, seed=seed)

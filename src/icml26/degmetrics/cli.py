@@ -5,10 +5,36 @@ from __future__ import annotations
 import argparse
 import sys
 
-from icml26.degmetrics.config import SIM_PRESETS
+from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_int
+from icml26._util.io import atomic_output, check_output_path
+from icml26.degmetrics.config import MAX_CONTROL_BIAS, MAX_FOLD_CHANGE, MAX_SIM_AXIS, SIM_PRESETS
+
+_AXIS = bounded_int(1, MAX_SIM_AXIS, what="simulator limit; cells x genes is bounded separately by memory")
+
+
+def _write_csv(table, path: str) -> None:
+    with atomic_output(path) as tmp:
+        table.to_csv(tmp)
+
+
+def _note_undefined(table) -> None:
+    """Say which metrics are undefined (NaN) for which perturbations instead of printing bare NaN rows."""
+    from icml26.degmetrics.evaluate import METRIC_COLUMNS
+
+    for col in METRIC_COLUMNS:
+        if col in table.columns and table[col].isna().any():
+            bad = table.index[table[col].isna()].astype(str).tolist()
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            print(
+                f"note: {col} is undefined (NaN) for {len(bad)} of {len(table)} perturbations "
+                f"({', '.join(bad[:5])}{more}): a constant profile has no correlation / variance; the summary "
+                "averages the others"
+            )
 
 
 def _score(args: argparse.Namespace) -> int:
+    if args.out:
+        check_output_path(args.out)
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import evaluate
 
@@ -26,12 +52,14 @@ def _score(args: argparse.Namespace) -> int:
         deg_mode=args.deg_mode,
     )
     if args.out:
-        result.table.to_csv(args.out)
+        _write_csv(result.table, args.out)
     print(result.summary.to_string(float_format=lambda v: f"{v:.4f}"))
+    _note_undefined(result.table)
     return 0
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
     from icml26.degmetrics.data import simulate
 
     changes = {
@@ -50,12 +78,15 @@ def _simulate(args: argparse.Namespace) -> int:
         if v is not None
     }
     adata = simulate(SIM_PRESETS[args.preset], seed=args.seed, **changes)
-    adata.write_h5ad(args.out)
+    with atomic_output(args.out) as tmp:
+        adata.write_h5ad(tmp)
     print(f"wrote {adata.n_obs} cells x {adata.n_vars} genes (raw counts, obs['perturbation']) to {args.out}")
     return 0
 
 
 def _baselines(args: argparse.Namespace) -> int:
+    if args.out:
+        check_output_path(args.out)
     from icml26.degmetrics.baselines import calibration_baselines
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import DEGReference, evaluate
@@ -73,13 +104,14 @@ def _baselines(args: argparse.Namespace) -> int:
         rows[name] = evaluate(pred, ref, perturbation_key=key, control=ctrl).summary
     table = pd.DataFrame(rows).T
     if args.out:
-        table.to_csv(args.out)
+        _write_csv(table, args.out)
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    _note_undefined(table)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="icml26 degmetrics",
         description="DEG-aware metrics (WMSE, weighted ΔR²) and calibration baselines for perturbation models.",
     )
@@ -100,25 +132,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="simulate a perturb-seq screen (NB counts) into an .h5ad")
     p.add_argument("--out", required=True, help="output .h5ad")
-    p.add_argument("--preset", default="small", choices=sorted(SIM_PRESETS))
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--genes", type=int, default=None)
-    p.add_argument("--control-cells", type=int, default=None)
-    p.add_argument("--perturbations", type=int, default=None)
-    p.add_argument("--cells", type=int, default=None, help="cells per perturbation")
-    p.add_argument("--p-effect", type=float, default=None)
-    p.add_argument("--fold-change", type=float, default=None)
-    p.add_argument("--control-bias", type=float, default=None)
-    p.add_argument("--doubles", type=int, default=None, help="double perturbations A+B")
-    p.add_argument("--gene-source", default=None, choices=["pbmc", "gamma", "auto"])
+    p.add_argument("--preset", default="small", choices=sorted(SIM_PRESETS), help="simulator preset to start from")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    p.add_argument("--genes", type=_AXIS, default=None, help="genes G (default: the preset's)")
+    p.add_argument("--control-cells", type=_AXIS, default=None, help="control cells N0 (default: the preset's)")
+    p.add_argument("--perturbations", type=_AXIS, default=None, help="single perturbations P (default: preset)")
+    p.add_argument("--cells", type=_AXIS, default=None, help="cells per perturbation (default: the preset's)")
+    p.add_argument("--p-effect", type=fraction, default=None, help="probability a perturbation changes a gene")
+    p.add_argument(
+        "--fold-change",
+        type=finite_float,
+        default=None,
+        help=f"fold change of affected genes, in [1, {MAX_FOLD_CHANGE:g}]",
+    )
+    p.add_argument(
+        "--control-bias", type=finite_float, default=None, help=f"control bias B, in [0, {MAX_CONTROL_BIAS:g}]"
+    )
+    p.add_argument(
+        "--doubles", type=nonnegative_int, default=None, help="double perturbations A+B (at most P(P-1)/2; default 0)"
+    )
+    p.add_argument("--gene-source", default=None, choices=["pbmc", "gamma", "auto"], help="per-gene NB parameters")
     p.set_defaults(func=_simulate)
 
     p = sub.add_parser("baselines", help="score the calibration baselines of an observed screen")
-    p.add_argument("--real", required=True)
-    p.add_argument("--perturbation-key", required=True)
-    p.add_argument("--control", required=True)
-    p.add_argument("--scale", required=True, choices=["counts", "log1p"])
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
+    p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
+    p.add_argument("--control", required=True, help="label of the control cells")
+    p.add_argument("--scale", required=True, choices=["counts", "log1p"], help="scale of the observed data")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed of the half split")
     p.add_argument("--out", default=None, help="write the table to this CSV")
     p.set_defaults(func=_baselines)
     return parser

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
+
+#: Largest value of one simulator axis (genes, control cells, perturbations, cells per perturbation).
+MAX_SIM_AXIS = 1_000_000
+#: Largest simulated count matrix, cells x genes: the simulator needs about 32 bytes per entry at its peak
+#: (NB means, gamma draws, Poisson draws), so this is about 19 GB -- the ``paper`` preset (4.9e8) fits.
+MAX_MATRIX_ENTRIES = 600_000_000
+BYTES_PER_ENTRY = 32
+#: Affected genes change by at most this factor (the paper samples 1.2-5); larger values overflow the NB means.
+MAX_FOLD_CHANGE = 1000.0
+#: Control-bias strength B at most this (the paper samples 0-2): exp(B * delta) overflows beyond.
+MAX_CONTROL_BIAS = 10.0
 
 
 @dataclass(frozen=True)
@@ -56,23 +68,52 @@ class SimConfig:
     gene_source: str = "auto"
 
     def __post_init__(self) -> None:
+        for name in ("n_genes", "n_control", "n_perturbations", "cells_per_perturbation", "n_doubles"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or int(value) != value:
+                raise ValueError(f"{name} must be an integer; got {value!r}")
         for name in ("n_genes", "n_control", "n_perturbations", "cells_per_perturbation"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
+            value = int(getattr(self, name))
+            if not 1 <= value <= MAX_SIM_AXIS:
+                raise ValueError(f"{name} must be in [1, {MAX_SIM_AXIS:,}]; got {getattr(self, name)}")
+        for name in ("p_effect", "fold_change", "control_bias", "generic_sigma", "generic_fraction", "library_scale",
+                     "library_sigma"):  # fmt: skip
+            if not math.isfinite(float(getattr(self, name))):
+                raise ValueError(f"{name} must be a finite number; got {getattr(self, name)}")
         if not 0 <= self.p_effect <= 1:
             raise ValueError(f"p_effect must be in [0, 1]; got {self.p_effect}")
-        if self.fold_change < 1:
-            raise ValueError(f"fold_change must be >= 1; got {self.fold_change}")
-        if self.control_bias < 0 or self.generic_sigma < 0 or self.library_sigma < 0:
-            raise ValueError("control_bias, generic_sigma and library_sigma must be >= 0")
+        if not 1 <= self.fold_change <= MAX_FOLD_CHANGE:
+            raise ValueError(f"fold_change must be in [1, {MAX_FOLD_CHANGE:g}]; got {self.fold_change}")
+        if not 0 <= self.control_bias <= MAX_CONTROL_BIAS:
+            raise ValueError(f"control_bias must be in [0, {MAX_CONTROL_BIAS:g}]; got {self.control_bias}")
+        if self.generic_sigma < 0 or self.library_sigma < 0:
+            raise ValueError("generic_sigma and library_sigma must be >= 0")
         if not 0 <= self.generic_fraction <= 1:
             raise ValueError(f"generic_fraction must be in [0, 1]; got {self.generic_fraction}")
         if self.library_scale <= 0:
             raise ValueError(f"library_scale must be > 0; got {self.library_scale}")
         if self.n_doubles < 0 or (self.n_doubles and self.n_perturbations < 2):
             raise ValueError("n_doubles must be >= 0 and needs at least 2 single perturbations")
+        pairs = self.n_perturbations * (self.n_perturbations - 1) // 2
+        if self.n_doubles > pairs:
+            raise ValueError(
+                f"n_doubles={self.n_doubles} but {self.n_perturbations} single perturbations make only {pairs} "
+                "distinct pairs"
+            )
         if self.gene_source not in ("pbmc", "gamma", "auto"):
             raise ValueError(f"gene_source must be 'pbmc', 'gamma' or 'auto'; got {self.gene_source!r}")
+        entries = self.n_cells * self.n_genes
+        if entries > MAX_MATRIX_ENTRIES:
+            raise ValueError(
+                f"{self.n_cells:,} cells x {self.n_genes:,} genes = {entries:.3g} counts would need about "
+                f"{entries * BYTES_PER_ENTRY / 2**30:,.0f} GiB; the simulator's limit is {MAX_MATRIX_ENTRIES:.3g} "
+                "counts (lower --genes, --cells, --control-cells or --perturbations)"
+            )
+
+    @property
+    def n_cells(self) -> int:
+        """Cells simulated: the controls plus every single and double perturbation's cells."""
+        return self.n_control + (self.n_perturbations + self.n_doubles) * self.cells_per_perturbation
 
     def with_(self, **changes) -> SimConfig:
         """A copy with some fields changed."""

@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 CONTROL = "control"
 PERTURBATION_KEY = "perturbation"
 PBMC_FILE = ("datasets", "10x_pbmc68k_reduced.h5ad")
+#: Largest expected count of one gene in one cell the simulator draws (numpy's Poisson fails near 1e18).
+MAX_EXPECTED_COUNT = 1e9
 
 
 def pbmc_path() -> Path | None:
@@ -167,15 +169,25 @@ def simulate(config: SimConfig | None = None, *, seed: int = 0, latent_effects: 
     names = [f"P{i:03d}" for i in range(P)]
     if cfg.n_doubles:
         pairs = {tuple(sorted(rng.choice(P, size=2, replace=False))) for _ in range(4 * cfg.n_doubles)}
+        while len(pairs) < cfg.n_doubles:  # rare (n_doubles near P(P-1)/2): draw until exactly n_doubles
+            pairs.add(tuple(sorted(rng.choice(P, size=2, replace=False))))
         pairs = sorted(pairs)[: cfg.n_doubles]
         lfc = np.vstack([lfc, [lfc[a] + lfc[b] for a, b in pairs]])  # doubles add in log space
         names += [f"{names[a]}+{names[b]}" for a, b in pairs]
     mu_ctrl = mean  # (G,)
-    mu_pert = mean * np.exp(cfg.control_bias * generic + lfc)  # (P', G): shared shift (B) + specific effect
+    with np.errstate(over="ignore"):
+        mu_pert = mean * np.exp(cfg.control_bias * generic + lfc)  # (P', G): shared shift (B) + specific effect
     group_means = np.vstack([mu_ctrl, mu_pert])  # (1 + P', G)
     sizes = [cfg.n_control] + [cfg.cells_per_perturbation] * len(names)
     group = np.repeat(np.arange(len(sizes)), sizes)  # (n_cells,)
-    library = cfg.library_scale * np.exp(rng.normal(0.0, cfg.library_sigma, group.size))  # (n_cells,)
+    with np.errstate(over="ignore"):
+        library = cfg.library_scale * np.exp(rng.normal(0.0, cfg.library_sigma, group.size))  # (n_cells,)
+    top = float(np.max(group_means)) * float(np.max(library))
+    if not np.isfinite(top) or top > MAX_EXPECTED_COUNT:
+        raise ValueError(
+            f"expected counts reach {top:.3g} per gene and cell (limit {MAX_EXPECTED_COUNT:.0e}): lower the fold "
+            "change, control bias, library scale or latent effects"
+        )
     m = group_means[group] * library[:, None]  # (n_cells, G) NB means
     counts = rng.poisson(rng.gamma(theta, m / theta)).astype(np.float32)  # NB as a gamma-Poisson mixture
     labels = np.array([CONTROL, *names])[group]
@@ -203,18 +215,27 @@ def read_perturbation_h5ad(path, *, perturbation_key: str, control: str | None =
 
     Raises
     ------
-    OSError -- the file is missing or not readable as AnnData
+    OSError -- the file is missing, a directory, empty or not readable as AnnData
     ValueError -- the ``obs`` column or the control label is missing
     """
     import anndata as ad
 
+    if not isinstance(perturbation_key, str):
+        raise TypeError(f"perturbation_key must be a str; got {type(perturbation_key).__name__}")
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not an .h5ad file")
     if not path.is_file():
-        raise OSError(f"no such file: {path}")
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.stat().st_size == 0:
+        raise OSError(f"{path}: not a readable .h5ad file (the file is empty)")
     try:
-        adata = ad.read_h5ad(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # old-format / migration warnings are not errors of the user's file
+            adata = ad.read_h5ad(path)
     except Exception as exc:  # h5py and anndata raise many types for a bad file
-        raise OSError(f"{path}: not a readable .h5ad file ({type(exc).__name__}: {exc})") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise OSError(f"{path}: not a readable .h5ad file ({type(exc).__name__}: {first[:200]})") from None
     if perturbation_key not in adata.obs.columns:
         raise ValueError(f"{path}: obs has no column {perturbation_key!r}; columns are {list(adata.obs.columns)}")
     if control is not None and not (adata.obs[perturbation_key].astype(str) == control).any():

@@ -32,6 +32,15 @@ METRIC_COLUMNS = ("mse", "mae", "pearson_delta_ctrl", "pearson_delta_all", "wmse
 HIGHER_IS_BETTER = frozenset({"pearson_delta_ctrl", "pearson_delta_all", "r2w_delta"})
 
 
+def check_anndata(adata, name: str) -> None:
+    """Refuse a non-AnnData (e.g. a bare ndarray) at an entry point with a clear TypeError."""
+    import anndata as ad
+
+    if not isinstance(adata, ad.AnnData):
+        hint = " (wrap it: anndata.AnnData(X, obs=...))" if hasattr(adata, "shape") else ""
+        raise TypeError(f"{name} must be an anndata.AnnData; got {type(adata).__name__}{hint}")
+
+
 def _matrix(adata, layer: str | None, name: str):
     if layer is None:
         return adata.X
@@ -106,6 +115,7 @@ class DEGReference:
         ttest : {"overestim_var", "welch"} -- see :func:`~icml26.degmetrics.metrics.welch_t_vs_rest`
         alpha : float -- BH level for the reported DEG counts
         """
+        check_anndata(real, "real")
         if deg_mode not in ("vsrest", "vscontrol"):
             raise ValueError(f"deg_mode must be 'vsrest' or 'vscontrol'; got {deg_mode!r}")
         labels = _labels(real, perturbation_key, "real")
@@ -124,6 +134,10 @@ class DEGReference:
         code_of = {p: i for i, p in enumerate(perts)} | {control: P}  # the control is group P
         codes = np.array([code_of[lab] for lab in labels])
         n, sums, sq = group_moments(X, codes, P + 1, scale)  # (P+1,), (P+1, G), (P+1, G)
+        if not np.any(sums):
+            raise ValueError(
+                "real: every expression value is 0, so no gene varies and every metric would be undefined (NaN)"
+            )
         n_cells = n[:P].astype(int)
         single = [perts[i] for i in np.flatnonzero(n_cells < 2)]
         if single:
@@ -228,6 +242,9 @@ def evaluate(
         ``table`` columns: ``mse, mae, pearson_delta_ctrl, pearson_delta_all, wmse, r2w_delta, n_deg,
         n_cells``; ``summary``: their means over perturbations (NaN-aware).
     """
+    check_anndata(pred, "pred")
+    if not isinstance(real, DEGReference):
+        check_anndata(real, "real")
     if control_reference not in ("real", "pred"):
         raise ValueError(f"control_reference must be 'real' or 'pred'; got {control_reference!r}")
     if isinstance(real, DEGReference):

@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+#: Most frames :meth:`DualFlow.simulate` rolls out per call (each costs several network evaluations).
+MAX_SIMULATE_FRAMES = 100_000
+#: Most values (trials x frames x features) a forecast may hold (8 bytes each: about 800 MB).
+MAX_SIMULATE_VALUES = 100_000_000
+#: Most Adam steps of one fit.
+MAX_STEPS = 10_000_000
+
 
 @dataclass(frozen=True)
 class DualFlowConfig:

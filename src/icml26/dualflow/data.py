@@ -39,6 +39,18 @@ _SYSTEM_SETTINGS = {"lorenz": (0.01, 5, 1500, 3), "vanderpol": (0.02, 5, 1500, 2
 REGIME_RATES = {"clean": 20.0, "noisy": 3.0}
 
 
+#: Most values a generated data set may hold per array (several float64 arrays of this size: ~2 GB in all).
+MAX_GENERATED_VALUES = 50_000_000
+
+
+def _check_size(values: int, what: str) -> None:
+    if values > MAX_GENERATED_VALUES:
+        raise ValueError(
+            f"{what} = {values:.3g} values per array; the generator's limit is {MAX_GENERATED_VALUES:.0e} "
+            f"(about {4 * 8 * MAX_GENERATED_VALUES / 2**30:.1f} GiB for its arrays)"
+        )
+
+
 def _vector_field(system: str, z: np.ndarray) -> np.ndarray:
     """dz/dt of the named system at states z of shape (n, d)."""
     if system == "lorenz":  # sigma = 10, rho = 28, beta = 8/3
@@ -139,6 +151,7 @@ def make_spiking_dataset(
     for name, value in (("n_trials", n_trials), ("n_time", n_time), ("n_neurons", n_neurons)):
         if int(value) < 1:
             raise ValueError(f"{name} must be positive; got {value}")
+    _check_size(n_trials * n_time * n_neurons, f"{n_trials} trials x {n_time} bins x {n_neurons} neurons")
     rng = np.random.default_rng(seed)
     z = integrate_system(system, n_trials, n_time, rng)  # (n, T, d)
     z = (z - z.reshape(-1, z.shape[-1]).mean(0)) / z.reshape(-1, z.shape[-1]).std(0)
@@ -164,6 +177,9 @@ def make_rotating_video(
     """
     if size < 8:
         raise ValueError(f"size must be at least 8 pixels; got {size}")
+    if int(n_videos) < 1 or int(n_frames) < 1:
+        raise ValueError(f"n_videos and n_frames must be positive; got {n_videos}, {n_frames}")
+    _check_size(n_videos * n_frames * size * size, f"{n_videos} videos x {n_frames} frames x {size}x{size} pixels")
     rng = np.random.default_rng(seed)
     start = rng.uniform(0, 2 * np.pi, size=(n_videos, 1))
     speed = rng.uniform(0.8, 1.2, size=(n_videos, 1)) * 2 * np.pi / 25  # about two turns per 50 frames
@@ -197,27 +213,35 @@ def load_array(path: str | Path, key: str | None = None) -> np.ndarray | list[np
     trial (variable lengths allowed; returned as a list in the file's order).
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a .npy/.npz file")
     if not path.is_file():
-        raise OSError(f"no such file: {path}")
+        raise FileNotFoundError(f"no such file: {path}")
     if path.suffix not in (".npy", ".npz"):
         raise ValueError(f"{path}: expected a .npy or .npz file, got {path.suffix or 'no suffix'!r}")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path}: the file is empty")
     try:
         loaded = np.load(path, allow_pickle=False)
-    except Exception as exc:  # numpy raises ValueError / UnpicklingError / zipfile errors
-        raise ValueError(f"{path}: not a readable numpy file ({exc})") from None
-    if path.suffix == ".npy":
-        return _validate_trials(_check_rank(np.asarray(loaded, dtype=float), str(path)), str(path))
-    with loaded:
-        names = list(loaded.files)
-        if not names:
-            raise ValueError(f"{path}: the .npz archive is empty")
-        if key is not None:
-            if key not in names:
-                raise ValueError(f"{path}: no array named {key!r}; the archive holds {names}")
-            return _validate_trials(_check_rank(np.asarray(loaded[key], dtype=float), str(path)), str(path))
-        if len(names) == 1:
-            return _validate_trials(_check_rank(np.asarray(loaded[names[0]], dtype=float), str(path)), str(path))
-        trials = [np.asarray(loaded[n], dtype=float) for n in names]
+        if path.suffix == ".npy":
+            return _validate_trials(_check_rank(_real(loaded, str(path)), str(path)), str(path))
+        with loaded:
+            names = list(loaded.files)
+            if not names:
+                raise ValueError(f"{path}: the .npz archive is empty")
+            if key is not None:
+                if key not in names:
+                    raise ValueError(f"{path}: no array named {key!r}; the archive holds {names}")
+                return _validate_trials(_check_rank(_real(loaded[key], f"{path}[{key}]"), str(path)), str(path))
+            if len(names) == 1:
+                return _validate_trials(_check_rank(_real(loaded[names[0]], str(path)), str(path)), str(path))
+            trials = [_real(loaded[n], f"{path}[{n}]") for n in names]
+    except Exception as exc:
+        if isinstance(exc, ValueError | OSError) and str(exc).startswith(str(path)):
+            raise  # our own message, naming the file
+        # numpy raises UnpicklingError / zipfile / EOF errors for foreign files
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: not a readable numpy file ({type(exc).__name__}: {first})") from None
     bad = [n for n, t in zip(names, trials, strict=True) if t.ndim != 2]
     if bad:
         raise ValueError(
@@ -226,6 +250,16 @@ def load_array(path: str | Path, key: str | None = None) -> np.ndarray | list[np
     if len({t.shape[1] for t in trials}) > 1:
         raise ValueError(f"{path}: trials have different feature counts {sorted({t.shape[1] for t in trials})}")
     return _validate_trials(trials, str(path))
+
+
+def _real(a, source: str) -> np.ndarray:
+    """A loaded array as float64; complex or non-numeric data are refused, never truncated."""
+    a = np.asarray(a)
+    if np.iscomplexobj(a):
+        raise ValueError(f"{source}: holds complex values ({a.dtype}); store real data (e.g. the modulus)")
+    if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        raise ValueError(f"{source}: non-numeric dtype {a.dtype}")
+    return a.astype(float)
 
 
 def _check_rank(a: np.ndarray, source: str) -> np.ndarray:

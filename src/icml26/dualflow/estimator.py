@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from icml26.dualflow.config import MAX_SIMULATE_FRAMES, MAX_SIMULATE_VALUES, MAX_STEPS
 from icml26.dualflow.inference import SOLVERS, compress, decompress, simulate
 from icml26.dualflow.model import DCFModel, dual_flow_losses
 
 __all__ = ["DualFlow", "effective_dimension"]
 
 logger = logging.getLogger(__name__)
-_CHECKPOINT_VERSION = 1
+_CHECKPOINT_VERSION = 2  # 2: arrays stored as tensors, read with torch.load(weights_only=True)
 
 
 def effective_dimension(d: np.ndarray, threshold: float = 0.95) -> int:
@@ -39,7 +40,10 @@ def _as_trials(X, name: str = "X") -> tuple[list[np.ndarray], bool]:
     if isinstance(X, (list, tuple)):
         if not X:
             raise ValueError(f"{name} is an empty list of trials")
-        trials = [np.asarray(t, dtype=float) for t in X]
+        raw = [np.asarray(t) for t in X]
+        for i, t in enumerate(raw):
+            _check_real(t, f"{name}[{i}]")
+        trials = [t.astype(float) for t in raw]
         for i, t in enumerate(trials):
             if t.ndim != 2:
                 raise ValueError(f"{name}[{i}] must have shape (n_time, n_features); got {t.shape}")
@@ -50,6 +54,7 @@ def _as_trials(X, name: str = "X") -> tuple[list[np.ndarray], bool]:
         arr = np.asarray(X)
         if arr.dtype == object:
             raise ValueError(f"{name}: trials of different lengths must be passed as a list of 2-D arrays")
+        _check_real(arr, name)
         arr = arr.astype(float)
         if arr.ndim != 3:
             raise ValueError(
@@ -65,6 +70,25 @@ def _as_trials(X, name: str = "X") -> tuple[list[np.ndarray], bool]:
         if t.shape[0] < 1 or t.shape[1] < 1:
             raise ValueError(f"{name}: trial {i} is empty (shape {t.shape})")
     return trials, is_array
+
+
+def _check_real(a: np.ndarray, name: str) -> None:
+    """Refuse complex or non-numeric data instead of silently dropping the imaginary part."""
+    if np.iscomplexobj(a):
+        raise ValueError(
+            f"{name} holds complex values; pass real data (e.g. np.abs(X) or the real and imaginary parts)"
+        )
+    if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        raise ValueError(f"{name} has non-numeric dtype {a.dtype}")
+
+
+def _plain(value):
+    """A hyper-parameter as plain Python (numpy scalars and arrays are not allowed by weights_only loading)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return tuple(_plain(v) for v in value)
+    return value
 
 
 def _restore(frames: np.ndarray, lengths: list[int], is_array: bool):
@@ -202,7 +226,21 @@ class DualFlow:
             raise ValueError(f"solver must be one of {SOLVERS}; got {self.solver!r}")
         if int(self.history) < 0 or int(self.n_steps) < 1 or int(self.batch_size) < 1:
             raise ValueError("history must be >= 0 and n_steps, batch_size >= 1")
+        if int(self.n_steps) > MAX_STEPS:
+            raise ValueError(f"n_steps must be at most {MAX_STEPS:,}; got {self.n_steps}")
+        for name, low in (("latent_budget", 0.0), ("dt", 0.0), ("lr", None)):
+            value = float(getattr(self, name))
+            if not np.isfinite(value) or (value <= low if low is not None else value < 0):
+                raise ValueError(f"{name} must be a finite number {'> 0' if low is not None else '>= 0'}; got {value}")
         trials, _ = _as_trials(X)
+        longest = max(len(t) for t in trials)
+        if longest < 2:
+            raise ValueError("X: every trial has a single frame; the dynamical flow needs at least two")
+        if int(self.history) + 2 > longest:
+            raise ValueError(
+                f"history={self.history} needs trials of at least history + 2 = {int(self.history) + 2} frames; "
+                f"the longest trial has {longest}"
+            )
         n_features = trials[0].shape[1]
         if not 1.0 <= float(self.latent_budget) <= n_features:
             raise ValueError(f"latent_budget must lie in [1, n_features={n_features}]; got {self.latent_budget}")
@@ -358,11 +396,17 @@ class DualFlow:
         array of shape (n_trials, n_frames, n_features) [, array of shape (n_trials, n_frames, m)]
         """
         self._check_fitted()
-        if int(n_frames) < 1:
-            raise ValueError(f"n_frames must be at least 1; got {n_frames}")
+        if not 1 <= int(n_frames) <= MAX_SIMULATE_FRAMES:
+            raise ValueError(f"n_frames must lie in [1, {MAX_SIMULATE_FRAMES:,}]; got {n_frames}")
         if not 0.0 <= float(tau) <= 1.0:
             raise ValueError(f"tau must lie in [0, 1]; got {tau}")
         x1, lengths, _ = self._standardise(X_init, "X_init")
+        values = len(lengths) * int(n_frames) * max(self.n_features_in_, self.model_.n_latent)
+        if values > MAX_SIMULATE_VALUES:
+            raise ValueError(
+                f"{len(lengths)} trials x {int(n_frames)} frames x {self.n_features_in_} features = {values:.3g} "
+                f"values (limit {MAX_SIMULATE_VALUES:.0e}, about {MAX_SIMULATE_VALUES * 8 / 2**30:.1f} GiB)"
+            )
         h = self.model_.history
         ends = np.cumsum(lengths)
         idx = np.stack([np.clip(np.arange(e - h - 1, e), e - L, None) for e, L in zip(ends, lengths, strict=True)])
@@ -389,27 +433,37 @@ class DualFlow:
         self._check_fitted()
         state = {
             "version": _CHECKPOINT_VERSION,
-            "params": self.get_params(),
-            "n_features_in_": self.n_features_in_,
-            "n_latent": self.model_.n_latent,
-            "feature_mask_": self.feature_mask_,
-            "mean_": self.mean_,
-            "scale_": self.scale_,
-            "loss_history_": self.loss_history_,
+            "params": {k: _plain(v) for k, v in self.get_params().items()},
+            "n_features_in_": int(self.n_features_in_),
+            "n_latent": int(self.model_.n_latent),
+            "feature_mask_": torch.as_tensor(np.asarray(self.feature_mask_, dtype=bool)),
+            "mean_": torch.as_tensor(np.asarray(self.mean_, dtype=np.float64)),
+            "scale_": torch.as_tensor(np.asarray(self.scale_, dtype=np.float64)),
+            "loss_history_": torch.as_tensor(np.asarray(self.loss_history_, dtype=np.float64)),
             "model": self.model_.state_dict(),
         }
-        torch.save(state, Path(path))
+        from icml26._util.io import atomic_output
+
+        with atomic_output(path) as tmp:
+            torch.save(state, tmp)
 
     @classmethod
     def load(cls, path: str | Path, n_features: int | None = None) -> DualFlow:
         """Read a model written by :meth:`save`; with ``n_features``, check it matches the checkpoint."""
         path = Path(path)
+        if path.is_dir():
+            raise IsADirectoryError(f"checkpoint {path} is a directory, not a file")
         if not path.is_file():
-            raise OSError(f"no such checkpoint: {path}")
+            raise FileNotFoundError(f"no such checkpoint: {path}")
+        if path.stat().st_size == 0:
+            raise ValueError(f"{path}: not a DualFlow checkpoint (the file is empty)")
         try:
-            state = torch.load(path, map_location="cpu", weights_only=False)
-        except Exception as exc:  # torch raises several types for foreign files
-            raise ValueError(f"{path}: not a DualFlow checkpoint ({exc})") from None
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises several types (and long messages) for foreign files
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise ValueError(
+                f"{path}: not a DualFlow checkpoint of this version (torch.load with weights_only=True: {first})"
+            ) from None
         if not isinstance(state, dict) or state.get("version") != _CHECKPOINT_VERSION:
             raise ValueError(f"{path}: not a DualFlow checkpoint (version {_CHECKPOINT_VERSION} expected)")
         if n_features is not None and int(n_features) != state["n_features_in_"]:
@@ -418,9 +472,9 @@ class DualFlow:
             )
         est = cls(**state["params"])
         est.n_features_in_ = state["n_features_in_"]
-        est.feature_mask_ = np.asarray(state["feature_mask_"], dtype=bool)
-        est.mean_, est.scale_ = np.asarray(state["mean_"]), np.asarray(state["scale_"])
-        est.loss_history_ = np.asarray(state["loss_history_"])
+        est.feature_mask_ = state["feature_mask_"].numpy().astype(bool)
+        est.mean_, est.scale_ = state["mean_"].numpy(), state["scale_"].numpy()
+        est.loss_history_ = state["loss_history_"].numpy()
         model = DCFModel(
             int(est.feature_mask_.sum()),
             state["n_latent"],

@@ -7,7 +7,15 @@ import sys
 
 import numpy as np
 
+from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_int, positive_float
+from icml26._util.io import check_output_path
+
 T_REPORT = (1, 3, 5, 10, 20)
+#: Most simulated examinees: responses, abilities and every selector's state grow with examinees x items.
+MAX_EXAMINEES = 1_000_000
+MAX_ITEMS_SIMULATED = 50_000_000  # examinees x items (8 bytes each, several copies: a few GB)
+_LENGTH = bounded_int(1, 10_000, what="test length; at most the bank's items")
+_EPOCHS = bounded_int(1, 100_000, what="training epochs")
 
 
 def _selector(name, bank, args, train_x):
@@ -34,7 +42,10 @@ def cmd_calibrate(args) -> int:
     from icml26.gpm.calibrate import calibrate
     from icml26.gpm.data import load_responses_csv, save_bank_csv
 
+    check_output_path(args.out)
     x, names = load_responses_csv(args.responses)
+    if args.dims != 1 and args.model != "mirt2pl":
+        raise ValueError(f"--dims {args.dims} needs --model mirt2pl ({args.model} is unidimensional)")
     bank, kept = calibrate(x, args.model, n_dims=args.dims)
     save_bank_csv(bank, args.out, [names[j] for j in kept])
     print(f"calibrated {bank.n_items} of {x.shape[1]} items ({args.model}) on {x.shape[0]} examinees -> {args.out}")
@@ -42,13 +53,15 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from icml26.gpm.data import load_bank_csv, load_responses_csv
+    from icml26.gpm.data import align_responses, load_bank_csv, load_responses_csv
     from icml26.gpm.policy import GPMSelector
 
-    bank, _ = load_bank_csv(args.bank)
-    x, _ = load_responses_csv(args.responses)
-    if x.shape[1] != bank.n_items:
-        raise ValueError(f"responses have {x.shape[1]} items, the bank {bank.n_items}")
+    check_output_path(args.out)
+    bank, bank_names = load_bank_csv(args.bank)
+    x, names = load_responses_csv(args.responses)
+    x = align_responses(x, names, bank_names, args.responses)  # columns matched to bank rows by item name
+    if args.length > bank.n_items:
+        raise ValueError(f"--length {args.length} but the bank holds {bank.n_items} items")
     sel = GPMSelector(bank, objective=args.objective, match=args.match, test_length=args.length, epochs=args.epochs,
                       seed=args.seed)  # fmt: skip
     sel.fit(x)
@@ -58,10 +71,10 @@ def cmd_train(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from icml26.gpm.data import load_bank_csv, load_responses_csv
+    from icml26.gpm.data import align_responses, load_bank_csv, load_responses_csv
     from icml26.gpm.evaluate import evaluate_selectors, split_pool
 
-    bank, _ = load_bank_csv(args.bank)
+    bank, bank_names = load_bank_csv(args.bank)
     if bank.n_dims != 1:
         raise ValueError("simulate needs a unidimensional bank")
     if args.length > bank.n_items:
@@ -69,16 +82,28 @@ def cmd_simulate(args) -> int:
     rng = np.random.default_rng(args.seed)
     theta = None
     if args.responses:
-        x, _ = load_responses_csv(args.responses)
-        if x.shape[1] != bank.n_items:
-            raise ValueError(f"responses have {x.shape[1]} items, the bank {bank.n_items}")
+        x, names = load_responses_csv(args.responses)
+        x = align_responses(x, names, bank_names, args.responses)  # by item name, never by position
+        if x.shape[0] < 4:
+            raise ValueError(f"{args.responses}: {x.shape[0]} examinees; simulate needs at least 4 (half train)")
         half = x.shape[0] // 2
         train_x, x = x[:half], x[half:]
     else:
+        if args.examinees * bank.n_items > MAX_ITEMS_SIMULATED:
+            raise ValueError(
+                f"--examinees {args.examinees} x {bank.n_items} items = {args.examinees * bank.n_items:.3g} responses "
+                f"(limit {MAX_ITEMS_SIMULATED:.0e}, a few GB of memory)"
+            )
         train_x = bank.sample(rng.normal(size=args.examinees), rng)
         theta = rng.normal(size=args.examinees)
         x = bank.sample(theta, rng)
     names = [s.strip() for s in args.selector.split(",") if s.strip()]
+    known = ("random", "mfi", "kli", "becat", "bobcat", "gpm")
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise ValueError(
+            f"--selector: unknown selector(s) {unknown or [args.selector]}; choose from {', '.join(known)}"
+        )
     selectors = {n: _selector(n, bank, args, train_x) for n in names}
     curves = evaluate_selectors(bank, selectors, x, split_pool(x, rng), args.length, rng, theta)
     ts = [t for t in T_REPORT if t <= args.length]
@@ -96,9 +121,26 @@ def cmd_session(args) -> int:
     from icml26.gpm.session import AdaptiveTest
 
     bank, names = load_bank_csv(args.bank)
-    selector = _selector(args.selector, bank, args, None)
-    test = AdaptiveTest(bank, selector, max_items=args.max_items, se_target=args.se, method=args.method)
     stdin = sys.stdin
+    if args.answers is not None:
+        path = __import__("pathlib").Path(args.answers)
+        if path.is_dir():
+            raise IsADirectoryError(f"answers file {path} is a directory")
+        if not path.is_file():
+            raise FileNotFoundError(f"no such answers file: {path}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text (offset {exc.start})") from None
+        bad = [ln.strip() for ln in text.splitlines() if ln.strip().lower() not in _ANSWERS]
+        if bad or not text.strip():
+            raise ValueError(f"{path}: answers must be one y/n/q per line; found {bad[:3] or 'nothing'}")
+        import io
+
+        stdin = io.StringIO(text)
+    selector = _selector(args.selector, bank, args, None)
+    test = AdaptiveTest(bank, selector, max_items=min(args.max_items, bank.n_items), se_target=args.se,
+                        method=args.method)  # fmt: skip
     while not test.done:
         item = test.next_item()
         print(f"Q{len(test.items) + 1}: item {names[item]} (a={bank.a[item, 0]:.2f}, b={bank.b[item]:.2f}) "
@@ -119,50 +161,69 @@ def cmd_session(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="icml26 gpm", description="adaptive testing with gradient path matching")
+_ANSWERS = ("y", "n", "1", "0", "yes", "no", "q", "quit")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="icml26 gpm", description="adaptive testing with gradient path matching")
     sub = parser.add_subparsers(dest="verb", required=True)
 
     p = sub.add_parser(
         "calibrate", help="fit an item bank to a response CSV (rows examinees, columns items, 0/1/empty)"
     )
-    p.add_argument("responses")
-    p.add_argument("--model", default="2pl", choices=["1pl", "2pl", "3pl", "mirt2pl"])
-    p.add_argument("--dims", type=int, default=1, help="ability dimensions (mirt2pl)")
+    p.add_argument("responses", help="response CSV: rows examinees, columns items (0/1/empty), optional header")
+    p.add_argument("--model", default="2pl", choices=["1pl", "2pl", "3pl", "mirt2pl"], help="IRT model")
+    p.add_argument(
+        "--dims", type=bounded_int(1, 20, what="ability dimensions"), default=1, help="ability dimensions (mirt2pl)"
+    )
     p.add_argument("--out", required=True, help="bank CSV to write")
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("train", help="train a GPM (or BOBCAT-style) selection policy")
-    p.add_argument("--bank", required=True)
-    p.add_argument("--responses", required=True)
+    p.add_argument("--bank", required=True, help="bank CSV (from 'calibrate')")
+    p.add_argument("--responses", required=True, help="training responses CSV; columns matched to items by name")
     p.add_argument("--objective", default="path", choices=["path", "heldout"], help="path = GPM, heldout = BOBCAT")
     p.add_argument("--match", default="step", choices=["step", "gradient"], help="what GPM matches along the path")
-    p.add_argument("--length", type=int, default=20, help="test length simulated in training")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--length", type=_LENGTH, default=20, help="test length simulated in training")
+    p.add_argument("--epochs", type=_EPOCHS, default=3, help="training epochs")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     p.add_argument("--out", required=True, help="policy file (.pt) to write")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("simulate", help="simulate adaptive tests and print accuracy against test length")
-    p.add_argument("--bank", required=True)
+    p.add_argument("--bank", required=True, help="unidimensional bank CSV")
     p.add_argument("--responses", help="real responses (else examinees are simulated from the bank)")
     p.add_argument("--selector", default="random,mfi,becat,gpm", help="comma list of random,mfi,kli,becat,bobcat,gpm")
     p.add_argument("--policy", help="trained policy for gpm/bobcat (else one is trained on the fly)")
-    p.add_argument("--length", type=int, default=20)
-    p.add_argument("--examinees", type=int, default=500)
-    p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--length", type=_LENGTH, default=20, help="test length")
+    p.add_argument(
+        "--examinees",
+        type=bounded_int(2, MAX_EXAMINEES, what="simulated examinees"),
+        default=500,
+        help="simulated examinees (without --responses)",
+    )
+    p.add_argument("--epochs", type=_EPOCHS, default=2, help="epochs of a policy trained on the fly")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("session", help="administer an adaptive test in the terminal (answers y/n on stdin)")
-    p.add_argument("--bank", required=True)
-    p.add_argument("--selector", default="mfi", choices=["random", "mfi", "kli", "becat", "gpm", "bobcat"])
+    p.add_argument("--bank", required=True, help="bank CSV")
+    p.add_argument(
+        "--selector", default="mfi", choices=["random", "mfi", "kli", "becat", "gpm", "bobcat"], help="item selector"
+    )
     p.add_argument("--policy", help="trained policy for gpm/bobcat")
-    p.add_argument("--max-items", type=int, default=20)
-    p.add_argument("--se", type=float, default=None, help="stop once the standard error is below this")
-    p.add_argument("--method", default="map", choices=["map", "eap", "mle"])
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--max-items", type=bounded_int(1, 10_000, what="items"), default=20, help="stop after this many items"
+    )
+    p.add_argument("--se", type=positive_float, default=None, help="stop once the standard error is below this")
+    p.add_argument("--method", default="map", choices=["map", "eap", "mle"], help="ability estimator")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    p.add_argument("--answers", default=None, help="read the answers (one y/n/q per line) from this file, not stdin")
     p.set_defaults(func=cmd_session)
 
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     return args.func(args)

@@ -103,7 +103,7 @@ def load_swedish_sat(part: str = "both") -> ResponseData:
     folder = _irtorch_sat_dir()
     blocks = []
     for p in ("quant", "verb") if part == "both" else (part,):
-        chosen = torch.load(folder / f"swesat22b_{p}.pt", weights_only=False).numpy().astype(float)
+        chosen = torch.load(folder / f"swesat22b_{p}.pt", weights_only=True).numpy().astype(float)
         key = np.array([int(ch) - 1 for ch in (folder / f"swesat22b_{p}_correct.txt").read_text().strip()])
         if key.size != chosen.shape[1]:
             raise OSError(f"answer key has {key.size} items, responses {chosen.shape[1]}")
@@ -112,16 +112,62 @@ def load_swedish_sat(part: str = "both") -> ResponseData:
 
 
 # ---- user files -------------------------------------------------------------------------------------
+def _read_csv_rows(path: Path, what: str, *, dict_rows: bool = False) -> list:
+    """All rows of a CSV file, with a one-line error naming the file for every way reading can fail."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} {path} is a directory, not a CSV file")
+    if not path.is_file():
+        raise FileNotFoundError(f"no such {what}: {path}")
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            return list(csv.DictReader(fh)) if dict_rows else list(csv.reader(fh))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: not a readable CSV file ({exc})") from None
+
+
+def _check_names(names: list[str], path: Path, what: str) -> None:
+    seen, dups = set(), []
+    for n in names:
+        if n in seen and n not in dups:
+            dups.append(n)
+        seen.add(n)
+    if dups:
+        raise ValueError(f"{path}: duplicate {what} names {dups[:5]}; every {what} needs a unique name")
+    empty = [i + 1 for i, n in enumerate(names) if not n]
+    if empty:
+        raise ValueError(f"{path}: {what}s {empty[:5]} have no name")
+
+
+def align_responses(x: np.ndarray, names: list[str], bank_names: list[str], path: str | os.PathLike = "responses"):
+    """Reorder response columns to the bank's item order by name; positional only when neither side names items.
+
+    Raises ValueError when the item names differ (a bank row must never be matched to another item's column).
+    """
+    if x.shape[1] != len(bank_names):
+        raise ValueError(f"{path}: responses have {x.shape[1]} items, the bank {len(bank_names)}")
+    default_r = names == [f"item{j}" for j in range(len(names))]
+    default_b = bank_names == [f"item{j}" for j in range(len(bank_names))]
+    if default_r or default_b or names == bank_names:
+        return x
+    missing, extra = sorted(set(bank_names) - set(names)), sorted(set(names) - set(bank_names))
+    if missing or extra:
+        raise ValueError(
+            f"{path}: response columns do not match the bank's items: missing {missing[:5]}, "
+            f"not in the bank {extra[:5]}"
+        )
+    column = {n: j for j, n in enumerate(names)}
+    return x[:, [column[n] for n in bank_names]]
+
+
 def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
     """Read a response matrix: rows examinees, columns items, cells 0 / 1 / empty (missing).
 
     A first row that is not all 0/1/empty is taken as the item names. Returns (responses, item_names).
     """
     path = Path(path)
-    if not path.is_file():
-        raise OSError(f"no such response file: {path}")
-    with path.open(newline="") as fh:
-        rows = [row for row in csv.reader(fh) if any(cell.strip() for cell in row)]
+    rows = [row for row in _read_csv_rows(path, "response file") if any(cell.strip() for cell in row)]
     if not rows:
         raise ValueError(f"{path}: empty response file")
 
@@ -131,6 +177,7 @@ def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
     names = [f"item{j}" for j in range(len(rows[0]))]
     if not is_data(rows[0]):
         names, rows = [c.strip() for c in rows[0]], rows[1:]
+        _check_names(names, path, "item")
     x = np.full((len(rows), len(names)), np.nan)
     for i, row in enumerate(rows):
         if len(row) != len(names):
@@ -153,9 +200,11 @@ def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
 
 def save_bank_csv(bank: ItemBank, path: str | os.PathLike, names: list[str] | None = None) -> None:
     """Write a bank as CSV with columns ``item, a (or a1..aD), b, c``."""
+    from icml26._util.io import atomic_output
+
     names = names or [f"item{j}" for j in range(bank.n_items)]
     a_cols = ["a"] if bank.n_dims == 1 else [f"a{d + 1}" for d in range(bank.n_dims)]
-    with Path(path).open("w", newline="") as fh:
+    with atomic_output(path) as tmp, Path(tmp).open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["item", *a_cols, "b", "c", "model"])
         for j in range(bank.n_items):
@@ -165,10 +214,7 @@ def save_bank_csv(bank: ItemBank, path: str | os.PathLike, names: list[str] | No
 def load_bank_csv(path: str | os.PathLike) -> tuple[ItemBank, list[str]]:
     """Read a bank CSV (columns ``a`` or ``a1, a2, ...``, ``b``, optional ``c``, ``item``, ``model``)."""
     path = Path(path)
-    if not path.is_file():
-        raise OSError(f"no such bank file: {path}")
-    with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = _read_csv_rows(path, "bank file", dict_rows=True)
     if not rows:
         raise ValueError(f"{path}: the bank has no items")
     cols = rows[0].keys()
@@ -185,9 +231,12 @@ def load_bank_csv(path: str | os.PathLike) -> tuple[ItemBank, list[str]]:
         if cell == "":
             raise ValueError(f"{path}: item {i + 1} has no value in column {col!r}")
         try:
-            return float(cell)
+            value = float(cell)
         except ValueError:
             raise ValueError(f"{path}: item {i + 1}, column {col!r}: {cell!r} is not a number") from None
+        if not np.isfinite(value):
+            raise ValueError(f"{path}: item {i + 1}, column {col!r}: {cell!r} is not a finite number")
+        return value
 
     a = np.array([[num(r, c, i) for c in a_cols] for i, r in enumerate(rows)])
     bad = np.flatnonzero(~(a > 0).all(axis=1))
@@ -196,10 +245,16 @@ def load_bank_csv(path: str | os.PathLike) -> tuple[ItemBank, list[str]]:
     b = np.array([num(r, "b", i) for i, r in enumerate(rows)])
     has_c = "c" in cols and any((r.get("c") or "").strip() for r in rows)
     c = np.array([num(r, "c", i) for i, r in enumerate(rows)]) if has_c else None
+    if c is not None and np.any((c < 0) | (c >= 1)):
+        bad = np.flatnonzero((c < 0) | (c >= 1))
+        raise ValueError(f"{path}: guessing parameters c must lie in [0, 1); items {(bad + 1)[:10].tolist()} do not")
     model = (rows[0].get("model") or "").strip() or ("mirt2pl" if len(a_cols) > 1 else "2pl")
     if c is not None and np.any(c > 0) and model != "3pl":
         model = "3pl"
     if c is not None and not np.any(c > 0):
         c = None
     names = [(r.get("item") or f"item{i}").strip() for i, r in enumerate(rows)]
+    _check_names(names, path, "item")
+    if model not in ("1pl", "2pl", "3pl", "mirt2pl"):
+        raise ValueError(f"{path}: unknown model {model!r} (1pl, 2pl, 3pl or mirt2pl)")
     return ItemBank(a[:, 0] if len(a_cols) == 1 else a, b, c, model), names

@@ -95,6 +95,10 @@ def run_cat(
     seconds_per_step : float
         Mean wall time of one selection step for the whole batch.
     """
+    from icml26.gpm.selectors import check_bank, check_selector
+
+    check_bank(bank)
+    check_selector(selector)
     x = check_responses(responses, bank.n_items)
     if bank.n_dims != 1:
         raise ValueError("adaptive tests here use a unidimensional bank; fit one with calibrate(model='2pl')")
@@ -159,6 +163,13 @@ def evaluate_selectors(
     theta_true=None,
 ) -> dict[str, Curves]:
     """Run every selector on the same examinees and split; return their metric curves."""
+    from icml26.gpm.selectors import check_bank, check_selector
+
+    check_bank(bank)
+    if not isinstance(selectors, dict):
+        raise TypeError(f"selectors must be a dict name -> Selector; got {type(selectors).__name__}")
+    for name, sel in selectors.items():
+        check_selector(sel, f"selectors[{name!r}]")
     x = check_responses(responses, bank.n_items)
     pool_x = np.where(split.pool, x, np.nan)
     theta_star, _ = estimate_ability(bank, pool_x, "map")

@@ -295,23 +295,53 @@ class GPMSelector(Selector):
         self._check_fitted()
         names = ("objective", "match", "test_length", "inner_steps", "hidden", "dropout", "epochs", "batch_size",
                  "lr", "temperature", "anchor", "seed")  # fmt: skip
-        hyper = {k: getattr(self, k) for k in names}
-        bank = {"a": self.bank.a, "b": self.bank.b, "c": self.bank.c, "model": self.bank.model}
-        torch.save({"hyper": hyper, "bank": bank, "state": self.policy_.state_dict(), "history": self.history_}, path)
+        from icml26._util.io import atomic_output
+
+        hyper = {k: _plain(getattr(self, k)) for k in names}
+        bank = {
+            "a": torch.as_tensor(np.asarray(self.bank.a, dtype=np.float64)),
+            "b": torch.as_tensor(np.asarray(self.bank.b, dtype=np.float64)),
+            "c": torch.as_tensor(np.asarray(self.bank.c, dtype=np.float64)),
+            "model": str(self.bank.model),
+        }
+        blob = {"version": 2, "hyper": hyper, "bank": bank, "state": self.policy_.state_dict(),
+                "history": [float(v) for v in self.history_]}  # fmt: skip
+        with atomic_output(path) as tmp:  # a failed save never replaces an existing policy
+            torch.save(blob, tmp)
 
     @classmethod
     def load(cls, path) -> GPMSelector:
         """Load a policy saved by :meth:`save`."""
-        if not Path(path).is_file():
-            raise OSError(f"no such policy file: {path}")
-        blob = torch.load(path, weights_only=False)
-        bank = ItemBank(blob["bank"]["a"][:, 0], blob["bank"]["b"], blob["bank"]["c"], blob["bank"]["model"])
+        path = Path(path)
+        if path.is_dir():
+            raise IsADirectoryError(f"policy file {path} is a directory, not a file")
+        if not path.is_file():
+            raise FileNotFoundError(f"no such policy file: {path}")
+        try:
+            blob = torch.load(path, weights_only=True)
+        except Exception as exc:  # torch raises many types, with multi-line messages, for a foreign file
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise ValueError(f"{path}: not a GPM policy file of this version ({type(exc).__name__}: {first})") from None
+        if not isinstance(blob, dict) or blob.get("version") != 2 or not {"hyper", "bank", "state"} <= set(blob):
+            raise ValueError(f"{path}: not a GPM policy file (written by 'icml26 gpm train', version 2)")
+        a = blob["bank"]["a"].numpy()
+        bank = ItemBank(a[:, 0] if a.shape[1] == 1 else a, blob["bank"]["b"].numpy(), blob["bank"]["c"].numpy(),
+                        blob["bank"]["model"])  # fmt: skip
         sel = cls(bank, **blob["hyper"])
         sel.policy_ = SelectionPolicy(bank.n_items, sel.hidden, sel.dropout, sel.anchor)
         sel.policy_.load_state_dict(blob["state"])
         sel.policy_.eval()
         sel.history_ = blob["history"]
         return sel
+
+
+def _plain(value):
+    """A hyper-parameter as plain Python (what ``torch.load(weights_only=True)`` accepts)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 def _same_bank(a: ItemBank, b: ItemBank) -> bool:

@@ -60,6 +60,23 @@ class Selector:
         raise NotImplementedError
 
 
+def check_selector(selector, name: str = "selector") -> None:
+    """Refuse anything without a ``select`` method (e.g. the string ``"mfi"``) with a clear TypeError."""
+    if not callable(getattr(selector, "select", None)):
+        hint = (
+            " (build one with icml26.gpm.experiment.make_selector(name, bank, cfg, seed))"
+            if isinstance(selector, str)
+            else ""
+        )
+        raise TypeError(f"{name} must be a Selector object; got {type(selector).__name__} {selector!r}{hint}")
+
+
+def check_bank(bank, name: str = "bank") -> None:
+    """Refuse anything that is not an :class:`ItemBank` with a clear TypeError."""
+    if not isinstance(bank, ItemBank):
+        raise TypeError(f"{name} must be an icml26.gpm.irt.ItemBank; got {type(bank).__name__}")
+
+
 class RandomSelector(Selector):
     name = "random"
 

@@ -45,6 +45,11 @@ class AdaptiveTest:
         method: str = "map",
         seed: int = 0,
     ):
+        from icml26.gpm.selectors import check_bank, check_selector
+
+        check_bank(bank)
+        if selector is not None:
+            check_selector(selector)
         if bank.n_dims != 1:
             raise ValueError("AdaptiveTest needs a unidimensional bank")
         if not 1 <= max_items <= bank.n_items:

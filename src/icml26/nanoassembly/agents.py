@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26._util.io import check_input_file, save_npz
 from icml26.nanoassembly.config import EnvConfig
 from icml26.nanoassembly.env import encode_action
 
@@ -175,15 +176,23 @@ class QLearningAgent:
         return curve
 
     def save(self, path: str | Path) -> None:
-        np.savez(path, q=self.q, levels=self.levels)
+        """Write the Q-table to exactly ``path`` (an .npz archive), atomically."""
+        save_npz(path, q=self.q, levels=self.levels)
 
     @classmethod
     def load(cls, path: str | Path, cfg: EnvConfig) -> QLearningAgent:
+        """Read an agent written by :meth:`save`; raise ``OSError`` / ``ValueError`` naming the file."""
+        path = Path(path)
+        if not path.exists():
+            raise ValueError(f"{path}: not a saved Q-learning agent (no such file)")
+        path = check_input_file(path, what="agent file")
         try:
-            data = np.load(path)
-            q, levels = data["q"], data["levels"]
-        except (OSError, KeyError, ValueError) as exc:
-            raise ValueError(f"{path}: not a saved Q-learning agent ({exc})") from None
+            with np.load(path, allow_pickle=False) as data:
+                q, levels = np.asarray(data["q"], dtype=float), np.asarray(data["levels"], dtype=float)
+        except Exception as exc:  # zip, pickle, key and format errors all mean "not an agent"
+            raise ValueError(f"{path}: not a saved Q-learning agent ({type(exc).__name__}: {exc})") from None
+        if levels.ndim != 1 or len(levels) < 2 or not np.isfinite(levels).all() or not np.isfinite(q).all():
+            raise ValueError(f"{path}: not a saved Q-learning agent (levels or Q-table not finite)")
         agent = cls(cfg, n_levels=len(levels), level_lo=float(levels[0]), level_hi=float(levels[-1]))
         if q.shape != agent.q.shape:
             raise ValueError(f"{path}: Q-table shape {q.shape} does not match {agent.q.shape}")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26._util.io import atomic_output, check_input_file
+from icml26.nanoassembly.data import MAX_SIDE
 from icml26.nanoassembly.planner import METRICS, Conflicts, assign, move_path, path_length, repair
 from icml26.nanoassembly.schedule import list_schedule, sat_schedule
 
@@ -67,7 +69,9 @@ class Plan:
         }
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json()))
+        """Write the plan JSON to exactly ``path``, atomically (a failed write keeps any existing file)."""
+        with atomic_output(path) as tmp:
+            tmp.write_text(json.dumps(self.to_json()))
 
     @classmethod
     def from_json(cls, data: dict) -> Plan:
@@ -92,6 +96,8 @@ class Plan:
             raise ValueError(f"malformed plan file: {type(exc).__name__}: {exc}") from None
         if len(shape) != 2 or len(target_of) != len(starts):
             raise ValueError("malformed plan file: shape must have 2 entries and target_of one per molecule")
+        if not all(1 <= v <= MAX_SIDE for v in shape):
+            raise ValueError(f"malformed plan file: surface {shape} must be 1 to {MAX_SIDE} sites a side")
         if metric not in METRICS:
             raise ValueError(f"malformed plan file: metric must be one of {METRICS}; got {metric!r}")
         if not (np.isfinite(half_width) and half_width > 0):
@@ -103,11 +109,20 @@ class Plan:
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:
+        """Read a plan file; raise ``OSError`` / ``ValueError`` naming the file and the cause."""
+        path = check_input_file(path, what="plan file")
         try:
-            data = json.loads(Path(path).read_text())
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a plan file (not UTF-8 text)") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: not valid JSON ({exc})") from None
-        return cls.from_json(data)
+        except RecursionError:
+            raise ValueError(f"{path}: JSON nested too deeply") from None
+        try:
+            return cls.from_json(data)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
 
 
 def validate_sites(sites, shape: tuple[int, int], name: str) -> np.ndarray:
@@ -243,7 +258,19 @@ def verify_plan(plan: Plan) -> list[str]:
     h, (W, H) = plan.half_width, plan.shape
     pos = plan.starts.astype(float).copy()
     problems = []
+    for name, sites in (("molecule", plan.starts), ("target", plan.targets)):
+        off = np.flatnonzero((sites < 0).any(1) | (sites[:, 0] >= W) | (sites[:, 1] >= H))
+        if len(off):
+            problems.append(
+                f"{len(off)} {name}(s) off the {W}x{H} surface, e.g. {name} {off[0]} at {sites[off[0]].tolist()}"
+            )
+    uniq, counts = np.unique(plan.starts, axis=0, return_counts=True)
+    if (counts > 1).any():
+        problems.append(f"two molecules start on site {uniq[counts > 1][0].tolist()}")
     steps = [m["step"] for m in plan.moves]
+    negative = [k for k, s in enumerate(steps) if s < 0]
+    if negative:
+        problems.append(f"move {negative[0]} has a negative layer index {steps[negative[0]]}")
     if steps != sorted(steps):
         problems.append("moves are not listed in layer order")
     for step in sorted(set(steps)):

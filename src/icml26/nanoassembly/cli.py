@@ -6,6 +6,15 @@ import argparse
 import json
 from pathlib import Path
 
+from icml26._util.cli import ArgumentParser, bounded_int, positive_float, positive_int
+from icml26._util.io import atomic_output, check_output_path
+from icml26.nanoassembly.data import MAX_SIDE
+
+#: training episodes cost about 1.5 ms each on one core: 100,000 is a few minutes
+MAX_EPISODES = 100_000
+SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+PRESETS = ["calibrated", "tip-changes", "tip-changes-unseen"]
+
 
 def _plan(args) -> int:
     import numpy as np
@@ -13,11 +22,12 @@ def _plan(args) -> int:
     from icml26.nanoassembly.assembly import plan_assembly
     from icml26.nanoassembly.data import load_sites_csv, random_molecules, structure
 
+    check_output_path(args.out)
     targets = structure(args.target, np.random.default_rng(args.seed))
     if args.molecules.lower().endswith(".csv"):
-        starts = load_sites_csv(args.molecules)
         if args.size is None:
             raise ValueError("--size WxH is required when molecules come from a CSV file")
+        starts = load_sites_csv(args.molecules)
         shape = args.size
     else:
         if args.size is not None:  # random layouts choose their own surface (about 12 % coverage)
@@ -58,8 +68,7 @@ def _train(args) -> int:
         raise ValueError(
             f"--algo {args.algo!r} is not available: this build ships tabular Q-learning ('q'); SB3 is not a dependency"
         )
-    if args.episodes < 1:
-        raise ValueError("--episodes must be positive")
+    check_output_path(args.out)
     cfg = preset(args.preset, max_goal_distance=10.0)
     agent = QLearningAgent(cfg, seed=args.seed)
     agent.train(MoveMoleculeEnv(cfg), args.episodes, seed=args.seed)
@@ -75,11 +84,19 @@ def _train(args) -> int:
 
 def _assemble(args) -> int:
     from icml26.nanoassembly.agents import QLearningAgent, ScriptedPush, execute_plan
-    from icml26.nanoassembly.assembly import Plan
+    from icml26.nanoassembly.assembly import Plan, verify_plan
     from icml26.nanoassembly.config import preset
     from icml26.nanoassembly.env import AssembleEnv
 
+    if args.render:
+        check_output_path(args.render, suffixes=(".gif", ".png"))
     plan = Plan.load(args.plan)
+    problems = verify_plan(plan)
+    if problems:  # an invalid plan would drag molecules through occupied corridors
+        raise ValueError(
+            f"{args.plan}: the plan fails verification ({len(problems)} violation(s), first: {problems[0]}); "
+            f"see 'icml26 nanoassembly verify {args.plan}'"
+        )
     cfg = preset(args.preset)
     policy = ScriptedPush(cfg) if args.agent == "scripted" else QLearningAgent.load(args.agent, cfg)
     env = AssembleEnv(plan, config=cfg, render_mode="rgb_array" if args.render else None)
@@ -89,11 +106,11 @@ def _assemble(args) -> int:
         from PIL import Image
 
         images = [Image.fromarray(f) for f in frames]
-        out = Path(args.render)
-        if out.suffix.lower() == ".gif":
-            images[0].save(out, save_all=True, append_images=images[1:], duration=150, loop=0)
-        else:
-            images[-1].save(out)
+        with atomic_output(args.render) as tmp:
+            if Path(args.render).suffix.lower() == ".gif":
+                images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:], duration=150, loop=0)
+            else:
+                images[-1].save(tmp, format="PNG")
     print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in info.items()}))
     return 0
 
@@ -103,42 +120,53 @@ def _size(text: str) -> tuple[int, int]:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"size must look like 64x64; got {text!r}") from None
-    if w < 1 or h < 1:
-        raise argparse.ArgumentTypeError("size must be positive")
+    if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
+        raise argparse.ArgumentTypeError(f"size {text!r}: width and height must be in [1, {MAX_SIDE}]")
     return w, h
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
         prog="icml26 nanoassembly", description="STM molecular assembly: plan, verify, train, assemble"
     )
     sub = parser.add_subparsers(dest="verb", required=True)
     p = sub.add_parser("plan", help="assign, repair and SAT-schedule an assembly; write plan JSON")
     p.add_argument("--target", required=True, help="text:WORD, lieb:N, corral:N, block:N, blob:N or a CSV of x,y sites")
     p.add_argument("--molecules", default="random:", help="random:M (M >= targets) or a CSV of x,y sites")
-    p.add_argument("--size", type=_size, default=None, help="surface WxH (required with a molecules CSV)")
-    p.add_argument("--metric", choices=["euclidean", "manhattan"], default="euclidean")
-    p.add_argument("--half-width", type=float, default=0.5, help="corridor half-width (lattice constants)")
-    p.add_argument("--tips", type=int, default=None, help="at most this many moves per layer")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="plan.json")
+    p.add_argument("--size", type=_size, default=None, help=f"surface WxH, at most {MAX_SIDE} a side (molecules CSV)")
+    p.add_argument("--metric", choices=["euclidean", "manhattan"], default="euclidean", help="drag path metric")
+    p.add_argument("--half-width", type=positive_float, default=0.5, help="corridor half-width (lattice constants)")
+    p.add_argument("--tips", type=positive_int, default=None, help="at most this many moves per layer")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed (layouts, blob shapes)")
+    p.add_argument("--out", required=True, help="plan JSON file to write")
     p.set_defaults(func=_plan)
     p = sub.add_parser("verify", help="replay a plan and list every violation (exit 1 if any)")
-    p.add_argument("plan")
+    p.add_argument("plan", help="plan JSON file written by 'plan'")
     p.set_defaults(func=_verify)
     p = sub.add_parser("train-agent", help="train the Q-learning STM agent on MoveMolecule-v0")
     p.add_argument("--algo", default="q", help="'q' (tabular Q-learning)")
-    p.add_argument("--steps", "--episodes", dest="episodes", type=int, default=3000, help="training episodes")
-    p.add_argument("--preset", choices=["calibrated", "tip-changes", "tip-changes-unseen"], default="tip-changes")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="agent.npz")
+    p.add_argument(
+        "--steps",
+        "--episodes",
+        dest="episodes",
+        type=bounded_int(1, MAX_EPISODES, what="training episodes; about 1.5 ms each"),
+        default=3000,
+        help="training episodes",
+    )
+    p.add_argument("--preset", choices=PRESETS, default="tip-changes", help="STM environment preset")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed")
+    p.add_argument("--out", required=True, help="agent .npz file to write")
     p.set_defaults(func=_train)
-    p = sub.add_parser("assemble", help="execute a plan in Assemble-v0 with an agent")
-    p.add_argument("--plan", required=True)
+    p = sub.add_parser("assemble", help="execute a verified plan in Assemble-v0 with an agent")
+    p.add_argument("--plan", required=True, help="plan JSON file (must pass 'verify')")
     p.add_argument("--agent", default="scripted", help="a saved agent .npz or 'scripted'")
-    p.add_argument("--preset", choices=["calibrated", "tip-changes", "tip-changes-unseen"], default="tip-changes")
+    p.add_argument("--preset", choices=PRESETS, default="tip-changes", help="STM environment preset")
     p.add_argument("--render", default=None, help="write frames to a .gif (or the last frame to .png)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.set_defaults(func=_assemble)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     return args.func(args)

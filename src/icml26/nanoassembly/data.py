@@ -12,6 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
+#: largest structure or molecule count: the assignment and the schedule grow about cubically with it
+MAX_SITES = 5_000
+#: largest surface side in lattice sites (a side x side occupancy grid is allocated)
+MAX_SIDE = 4_096
+
 # 5x5 glyphs, top row first; '#' = molecule.
 _FONT = {
     "A": ".###.|#...#|#####|#...#|#...#",
@@ -120,7 +125,9 @@ def structure(spec: str, rng: np.random.Generator | None = None) -> np.ndarray:
     rng = rng if rng is not None else np.random.default_rng(0)
     kind, _, arg = spec.partition(":")
     if kind == "text":
-        return text_sites(arg)
+        if len(arg) > 200:
+            raise ValueError(f"structure text:...: at most 200 characters; got {len(arg)}")
+        return _checked(text_sites(arg), spec)
     if kind in ("lieb", "corral", "block", "blob"):
         try:
             n = int(arg)
@@ -128,23 +135,41 @@ def structure(spec: str, rng: np.random.Generator | None = None) -> np.ndarray:
             raise ValueError(f"structure {spec!r}: expected {kind}:<number of molecules>") from None
         if n < 1:
             raise ValueError(f"structure {spec!r}: the number of molecules must be positive")
+        if n > MAX_SITES:
+            raise ValueError(f"structure {spec!r}: at most {MAX_SITES:,} molecules (planning cost grows cubically)")
         return (
             {"lieb": lieb_sites, "corral": corral_sites, "block": block_sites}[kind](n)
             if kind != "blob"
             else blob_sites(n, rng)
         )
     if Path(spec).suffix.lower() == ".csv":
-        return load_sites_csv(spec)
+        return _checked(load_sites_csv(spec), spec)
     raise ValueError(f"unknown structure {spec!r}; use text:WORD, lieb:N, corral:N, block:N, blob:N or a .csv file")
+
+
+def _checked(sites: np.ndarray, spec: str) -> np.ndarray:
+    """Refuse structures too large to plan or too wide to lay out (before any grid is allocated)."""
+    if len(sites) > MAX_SITES:
+        raise ValueError(f"structure {spec}: {len(sites):,} sites; at most {MAX_SITES:,} (planning cost)")
+    extent = sites.max(0) - sites.min(0) + 1
+    if extent.max() > MAX_SIDE:
+        raise ValueError(f"structure {spec}: spans {extent.max():,} sites; at most {MAX_SIDE:,} a side")
+    return sites
 
 
 def load_sites_csv(path: str | Path) -> np.ndarray:
     """Read lattice sites from a CSV with columns ``x,y`` (optional header); integer rows only."""
     path = Path(path)
     if not path.exists():
-        raise OSError(f"{path}: no such file")
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a CSV file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text CSV file") from None
     rows = []
-    for k, line in enumerate(path.read_text().splitlines(), 1):
+    for k, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -161,6 +186,8 @@ def load_sites_csv(path: str | Path) -> np.ndarray:
             raise ValueError(f"{path}:{k}: coordinates must be finite numbers; got {line!r}")
         if x != int(x) or y != int(y):
             raise ValueError(f"{path}:{k}: site ({x}, {y}) is off the lattice (coordinates must be integers)")
+        if max(abs(x), abs(y)) > 10 * MAX_SIDE:
+            raise ValueError(f"{path}:{k}: site ({x:g}, {y:g}) is far outside any surface (at most {MAX_SIDE} a side)")
         rows.append((int(x), int(y)))
     if not rows:
         raise ValueError(f"{path}: no sites")
@@ -181,8 +208,12 @@ def make_instance(
     m = n if n_molecules is None else int(n_molecules)
     if m < n:
         raise ValueError(f"more targets ({n}) than molecules ({m})")
+    if m > MAX_SITES:
+        raise ValueError(f"{m:,} molecules; at most {MAX_SITES:,} (planning cost grows cubically)")
     extent = targets.max(0) - targets.min(0) + 1
     side = int(max(np.ceil(np.sqrt((m + n) / density)), extent.max() + 2 * margin))
+    if side > MAX_SIDE:
+        raise ValueError(f"the surface would need {side:,} sites a side; at most {MAX_SIDE:,}")
     targets = targets - targets.min(0) + (side - extent) // 2
     rng = np.random.default_rng(seed)
     free = np.ones((side, side), dtype=bool)
@@ -201,4 +232,6 @@ def random_molecules(spec: str, targets: np.ndarray, seed: int = 0):
         m = int(arg) if arg else len(targets)
     except ValueError:
         raise ValueError(f"molecules spec {spec!r}: the count must be an integer") from None
+    if not 1 <= m <= MAX_SITES:
+        raise ValueError(f"molecules spec {spec!r}: the count must be in [1, {MAX_SITES:,}]")
     return make_instance(targets, m, seed=seed)

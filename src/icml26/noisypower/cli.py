@@ -18,70 +18,107 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, positive_int
+from icml26._util.io import atomic_output, check_output_path, save_npy
+
 logger = logging.getLogger(__name__)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text}")
+#: nodes * dim^2 float64 entries of local matrices (and as many for the random split): about 2 GB in all
+MAX_LOCAL_ENTRIES = 60_000_000
+SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+MAX_ITER = bounded_int(1, 1_000_000, what="iterations")
+
+
+def _tolerance(text: str) -> float:
+    """A relative tolerance in (0, 1): tol >= 1 (or inf) would stop at once with wrong eigenvalues."""
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in (0, 1)")
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _open_fraction(text: str) -> float:
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in (0, 1)")
+    return value
+
+
+def _edge_probability(text: str) -> float:
+    value = finite_float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in (0, 1]")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
         prog="icml26 noisypower",
         description="Accelerated noisy power method and accelerated decentralized PCA (Aguié, Even & Massoulié 2026).",
     )
     sub = parser.add_subparsers(dest="verb", required=True)
 
     p = sub.add_parser("pca", help="top-k eigenspace of a symmetric PSD matrix in a .npy, .npz or .mtx file")
-    p.add_argument("file", type=Path)
-    p.add_argument("-k", type=_positive_int, required=True, help="number of leading eigenvectors")
-    p.add_argument("--method", choices=("anpm", "npm", "eigsh"), default="anpm")
-    p.add_argument("--tol", type=float, default=1e-8, help="relative residual tolerance (default 1e-8)")
-    p.add_argument("--max-iter", type=_positive_int, default=10_000)
-    p.add_argument("--beta", type=float, default=None, help="ANPM momentum (default: Lanczos estimate)")
+    p.add_argument("file", type=Path, help="real symmetric matrix: .npy, .npz (dense or scipy sparse) or .mtx")
+    p.add_argument("-k", type=positive_int, required=True, help="number of leading eigenvectors (< dimension)")
+    p.add_argument("--method", choices=("anpm", "npm", "eigsh"), default="anpm", help="accelerated, plain or ARPACK")
+    p.add_argument("--tol", type=_tolerance, default=1e-8, help="relative residual tolerance, in (0, 1)")
+    p.add_argument("--max-iter", type=MAX_ITER, default=10_000, help="iteration limit (npm / anpm)")
+    p.add_argument("--beta", type=nonnegative_float, default=None, help="ANPM momentum (default: Lanczos estimate)")
     p.add_argument("--symmetrize", action="store_true", help="use (A + A^T)/2 for a non-symmetric matrix")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the random start")
     p.add_argument("--json", type=Path, help="write eigenvalues and counts as JSON")
-    p.add_argument("--basis", type=Path, help="write the (d, k) basis as .npy")
+    p.add_argument("--basis", type=Path, help="write the (d, k) basis as .npy (to exactly this file)")
 
     q = sub.add_parser("decentralized", help="decentralized PCA on a synthetic problem over a gossip network")
-    q.add_argument("--nodes", type=_positive_int, default=16)
-    q.add_argument("--graph", choices=("ring", "grid", "erdos-renyi", "complete"), default="ring")
-    q.add_argument("--edge-prob", type=float, default=0.3, help="edge probability of erdos-renyi graphs")
-    q.add_argument("--dim", type=_positive_int, default=100, help="dimension d")
-    q.add_argument("-k", type=_positive_int, default=3)
-    q.add_argument("--gap", type=float, default=0.98, help="lambda_{k+1}/lambda_k of the global matrix")
-    q.add_argument("--heterogeneity", type=float, default=0.2)
-    q.add_argument("--method", choices=("accelerated", "deepca", "gossip"), default="accelerated")
-    q.add_argument("--rounds", type=_positive_int, default=10, help="gossip rounds per iteration K")
-    q.add_argument("--tol", type=float, default=1e-6)
-    q.add_argument("--max-iter", type=_positive_int, default=5000)
-    q.add_argument("--backend", choices=("sim", "mpi"), default="sim")
-    q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--json", type=Path)
+    q.add_argument("--nodes", type=bounded_int(2, 4096, what="network nodes"), default=16, help="number of nodes")
+    q.add_argument("--graph", choices=("ring", "grid", "erdos-renyi", "complete"), default="ring", help="topology")
+    q.add_argument("--edge-prob", type=_edge_probability, default=0.3, help="edge probability of erdos-renyi graphs")
+    q.add_argument("--dim", type=bounded_int(2, 8192, what="dimension"), default=100, help="dimension d")
+    q.add_argument("-k", type=positive_int, default=3, help="number of leading eigenvectors (< dim)")
+    q.add_argument("--gap", type=_open_fraction, default=0.98, help="lambda_{k+1}/lambda_k of the global matrix")
+    q.add_argument("--heterogeneity", type=nonnegative_float, default=0.2, help="spread of the local matrices")
+    q.add_argument("--method", choices=("accelerated", "deepca", "gossip"), default="accelerated", help="algorithm")
+    q.add_argument(
+        "--rounds", type=bounded_int(1, 10_000, what="rounds"), default=10, help="gossip rounds per iteration K"
+    )
+    q.add_argument("--tol", type=_tolerance, default=1e-6, help="sin theta tolerance, in (0, 1)")
+    q.add_argument("--max-iter", type=MAX_ITER, default=5000, help="iteration limit")
+    q.add_argument("--backend", choices=("sim", "mpi"), default="sim", help="in-process network or MPI ranks")
+    q.add_argument("--seed", type=SEED, default=0, help="seed of the problem, the split and the graph")
+    q.add_argument("--json", type=Path, help="write the run summary and history as JSON")
     return parser
+
+
+def _write_json(path: Path, payload: dict) -> None:
+    with atomic_output(path) as tmp:
+        tmp.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _pca(args) -> int:
     from icml26.noisypower.data import load_matrix
     from icml26.noisypower.method import accelerated_noisy_power_method, as_block_operator, noisy_power_method
 
+    for out in (args.json, args.basis):
+        if out is not None:
+            check_output_path(out)
     A = load_matrix(args.file)
     _, d, A = as_block_operator(A, symmetrize=args.symmetrize)  # validates: square, finite, symmetric
     if args.k >= d:
         raise ValueError(f"-k must be smaller than the dimension {d}; got {args.k}")
-    if not args.tol > 0:
-        raise ValueError(f"--tol must be positive; got {args.tol}")
+    if abs(A).max() == 0:
+        raise ValueError(f"{args.file}: the matrix is zero; every vector is an eigenvector, so no top-k eigenspace")
     start = time.perf_counter()
     if args.method == "eigsh":
-        from scipy.sparse.linalg import eigsh
+        from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
-        vals, vecs = eigsh(
-            A, k=args.k, which="LA", tol=args.tol, v0=np.random.default_rng(args.seed).standard_normal(d)
-        )
+        try:
+            vals, vecs = eigsh(
+                A, k=args.k, which="LA", tol=args.tol, v0=np.random.default_rng(args.seed).standard_normal(d)
+            )
+        except (ArpackError, ArpackNoConvergence) as exc:
+            raise ValueError(f"{args.file}: ARPACK failed: {exc}") from None
         order = np.argsort(vals)[::-1]
         vals, basis, n_iter, n_mv, converged = vals[order], vecs[:, order], None, None, True
     else:
@@ -98,24 +135,21 @@ def _pca(args) -> int:
     for i, v in enumerate(vals, 1):
         print(f"  lambda_{i} = {v:.12g}")
     if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "method": args.method,
-                    "d": d,
-                    "k": args.k,
-                    "eigenvalues": [float(v) for v in vals],
-                    "iterations": n_iter,
-                    "matvecs": n_mv,
-                    "converged": bool(converged),
-                    "seconds": seconds,
-                },
-                indent=2,
-            )
-            + "\n"
+        _write_json(
+            args.json,
+            {
+                "method": args.method,
+                "d": d,
+                "k": args.k,
+                "eigenvalues": [float(v) for v in vals],
+                "iterations": n_iter,
+                "matvecs": n_mv,
+                "converged": bool(converged),
+                "seconds": seconds,
+            },
         )
     if args.basis:
-        np.save(args.basis, basis)
+        save_npy(args.basis, basis)
     return 0 if converged else 1
 
 
@@ -128,6 +162,13 @@ def _decentralized(args) -> int:
         raise ValueError(f"need 1 <= k < dim; got k={args.k}, dim={args.dim}")
     if args.nodes < 2:
         raise ValueError(f"--nodes must be at least 2; got {args.nodes}")
+    if args.nodes * args.dim**2 > MAX_LOCAL_ENTRIES:
+        raise ValueError(
+            f"--nodes {args.nodes} x --dim {args.dim}^2 = {args.nodes * args.dim**2:,} local matrix entries; "
+            f"at most {MAX_LOCAL_ENTRIES:,} (about 2 GB)"
+        )
+    if args.json is not None:
+        check_output_path(args.json)
     rng = np.random.default_rng(args.seed)
     problem = dense_problem(args.dim, args.k, args.gap, seed=rng)
     A_local = local_covariances(problem.A, args.nodes, heterogeneity=args.heterogeneity, seed=rng)
@@ -158,33 +199,30 @@ def _decentralized(args) -> int:
         f"{res.history['sin_theta'][-1]:.3g}, consensus {res.history['consensus'][-1]:.3g}, {seconds:.2f} s"
     )
     if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "method": args.method,
-                    "graph": args.graph,
-                    "nodes": args.nodes,
-                    "backend": args.backend,
-                    "status": res.status,
-                    "iterations": res.n_iter,
-                    "rounds": res.rounds,
-                    "bytes": res.bytes_sent,
-                    "rounds_per_iteration": res.K,
-                    "mixing_contraction": res.mixing_contraction,
-                    "sin_theta": res.history["sin_theta"],
-                    "consensus": res.history["consensus"],
-                    "seconds": seconds,
-                },
-                indent=2,
-            )
-            + "\n"
+        _write_json(
+            args.json,
+            {
+                "method": args.method,
+                "graph": args.graph,
+                "nodes": args.nodes,
+                "backend": args.backend,
+                "status": res.status,
+                "iterations": res.n_iter,
+                "rounds": res.rounds,
+                "bytes": res.bytes_sent,
+                "rounds_per_iteration": res.K,
+                "mixing_contraction": res.mixing_contraction,
+                "sin_theta": res.history["sin_theta"],
+                "consensus": res.history["consensus"],
+                "seconds": seconds,
+            },
         )
     return 0 if res.converged else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 noisypower``; ``ValueError``/``OSError`` mean bad input (exit 2 via the dispatcher)."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     return _pca(args) if args.verb == "pca" else _decentralized(args)
 
 

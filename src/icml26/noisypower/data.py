@@ -20,6 +20,8 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.stats import ortho_group
 
+from icml26._util.io import check_input_file
+
 __all__ = [
     "Problem",
     "covariances_from_samples",
@@ -166,11 +168,7 @@ def load_matrix(path: str | Path) -> np.ndarray | sp.csr_array:
 
     Raises ``OSError`` for a missing or empty file and ``ValueError`` for a wrong format or content.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise OSError(f"no such file: {path}")
-    if path.stat().st_size == 0:
-        raise ValueError(f"{path} is empty")
+    path = check_input_file(path, what="matrix file")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
@@ -187,17 +185,25 @@ def load_matrix(path: str | Path) -> np.ndarray | sp.csr_array:
             M = scipy.io.mmread(path)
         else:
             raise ValueError(f"{path}: unsupported format {suffix!r}; use .npy, .npz or .mtx")
-    except (ValueError, OSError, EOFError) as exc:
+    except Exception as exc:  # zip, pickle, decode and format errors of numpy / scipy: one line naming the file
         if isinstance(exc, ValueError) and str(exc).startswith(str(path)):
             raise
-        raise ValueError(f"{path}: cannot read as {suffix}: {exc}") from None
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: cannot read as {suffix}: {cause}") from None
+    dtype = M.dtype if sp.issparse(M) else np.asarray(M).dtype
+    if not np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_):
+        raise ValueError(f"{path}: matrix must be numeric; got dtype {dtype}")
+    if np.issubdtype(dtype, np.complexfloating):
+        imag = M.imag if sp.issparse(M) else np.asarray(M).imag
+        if imag.size and abs(imag).max() != 0:  # dropping it would silently give the eigenspace of another matrix
+            raise ValueError(f"{path}: matrix is complex; this PCA needs a real symmetric matrix")
+        M = M.real
     if sp.issparse(M):
         M = sp.csr_array(M, dtype=float)
     else:
-        M = np.asarray(M)
-        if not np.issubdtype(M.dtype, np.number):
-            raise ValueError(f"{path}: matrix must be numeric; got dtype {M.dtype}")
-        M = M.astype(float)
+        M = np.asarray(M).astype(float)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         raise ValueError(f"{path}: matrix must be square; got shape {M.shape}")
+    if M.shape[0] == 0:
+        raise ValueError(f"{path}: the matrix is empty (shape {M.shape})")
     return M

@@ -303,9 +303,15 @@ def decentralized_pca(
         raise ValueError(f"need 1 <= k < d; got k={k}, d={d}")
     if not isinstance(K, (int, np.integer)) or K < 1:
         raise ValueError(f"K (gossip rounds per iteration) must be a positive integer; got {K!r}")
+    if not 0 < tol < 1:  # tol >= 1 (or inf) would report convergence at the first iteration
+        raise ValueError(f"tol must be in (0, 1); got {tol}")
+    W_shape = np.shape(W)
+    if len(W_shape) == 2 and W_shape[0] == W_shape[1] and W_shape[0] != n:  # before the spectral checks,
+        # whose message would blame the graph
+        raise ValueError(f"mixing matrix is for {W_shape[0]} nodes, data for {n}: need shape ({n}, {n})")
+    if W_shape != (n, n):
+        raise ValueError(f"mixing matrix must have shape ({n}, {n}) for {n} nodes of data; got {W_shape}")
     W = validate_mixing(W, graph)
-    if W.shape[0] != n:
-        raise ValueError(f"mixing matrix is for {W.shape[0]} nodes, data for {n}")
     vals, vecs = np.linalg.eigh(A_local.mean(axis=0))
     vals, vecs = vals[::-1], vecs[:, ::-1]
     if reference is None:

@@ -232,8 +232,8 @@ def _power_loop(
     p = k if block_size is None else block_size
     if not isinstance(p, (int, np.integer)) or not k <= p < d:
         raise ValueError(f"block_size must be an integer with k <= block_size < d; got {block_size!r} (k={k}, d={d})")
-    if not (tol > 0) or max_iter < 1:
-        raise ValueError(f"need tol > 0 and max_iter >= 1; got tol={tol}, max_iter={max_iter}")
+    if not (0 < tol < 1) or max_iter < 1:  # tol >= 1 (or inf) stops at once with wrong eigenvalues
+        raise ValueError(f"need 0 < tol < 1 and max_iter >= 1; got tol={tol}, max_iter={max_iter}")
     rng = np.random.default_rng(seed)
     noise = NoNoise() if noise is None else noise
     n_matvecs = 0

@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 
+from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_float
+from icml26._util.io import atomic_output, check_input_file, check_output_path
 from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
 from icml26.srfpt.data import PROBLEMS, get_problem, load_csv, sample
 from icml26.srfpt.enumerate import enumerate_library
@@ -24,8 +26,21 @@ def _constants(text: str) -> tuple[float, ...]:
         raise ValueError(f"--constants must be comma-separated numbers; got {text!r}") from None
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+#: counting is exact big-integer arithmetic: O(k^2) products for sizes, numbers of ~2^D digits for depths
+COUNT_SIZE = bounded_int(1, 1000, what="exact counts take O(k^2) big-integer products")
+COUNT_DEPTH = bounded_int(0, 20, what="counts of depth D have about 2^D digits")
+#: far beyond any feasible exhaustive search; the tree-count estimate refuses long before
+SEARCH_SIZE = bounded_int(1, 100, what="search size bound")
+SEARCH_DEPTH = bounded_int(0, 12, what="search depth bound")
+#: reduce-clique enumerates every tree of size 2k-1 over N variables: refused above this many
+MAX_REDUCTION_TREES = 2_000_000
+#: sample writes n rows: 10 million rows of a few columns is a few hundred MB of CSV
+MAX_SAMPLE_ROWS = 10_000_000
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
         prog="icml26 srfpt",
         description="Exhaustive (FPT) symbolic regression, exact tree counts and the clique -> SR reduction.",
     )
@@ -35,48 +50,53 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("search", help="exhaustive search on a CSV file; prints the Pareto front")
     s.add_argument("data", help="CSV file with a header row")
     s.add_argument("--target", required=True, help="name of the target column")
-    s.add_argument("--max-size", type=int, default=7, help="size bound k (nodes; default 7)")
-    s.add_argument("--max-depth", type=int, default=None, help="depth bound D (instead of a size bound)")
+    s.add_argument("--max-size", type=SEARCH_SIZE, default=7, help="size bound k (nodes)")
+    s.add_argument("--max-depth", type=SEARCH_DEPTH, default=None, help="depth bound D (instead of a size bound)")
     s.add_argument("--ops", default=",".join(DEFAULT_OPS), help=ops_help)
     s.add_argument("--constants", default="1", help="comma-separated constant leaves (default 1; '' for none)")
     s.add_argument("--no-linear-scaling", action="store_true", help="do not fit a + b*f in closed form")
     s.add_argument("--force", action="store_true", help="run even when the search-space estimate is too large")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=SEED, default=0, help="seed of the probe-row choice")
     s.add_argument("--json", action="store_true", help="print JSON")
 
     c = sub.add_parser("count", help="number of labelled trees (recurrence) and, optionally, distinct functions")
-    c.add_argument("--max-size", type=int, default=9)
-    c.add_argument("--max-depth", type=int, default=None, help="count by depth (trees of depth <= D)")
+    c.add_argument("--max-size", type=COUNT_SIZE, default=9, help="count trees of size 1 .. k")
+    c.add_argument("--max-depth", type=COUNT_DEPTH, default=None, help="count by depth (trees of depth <= D)")
     c.add_argument("--ops", default=",".join(DEFAULT_OPS), help=ops_help)
-    c.add_argument("--vars", type=int, default=1, help="number of variables (default 1)")
+    c.add_argument("--vars", type=bounded_int(0, 10_000, what="variables"), default=1, help="number of variables")
     c.add_argument("--constants", default="1", help="comma-separated constant leaves (default 1)")
     c.add_argument("--distinct", action="store_true", help="also enumerate distinct functions on random points")
     c.add_argument("--force", action="store_true", help="enumerate even when the estimate is large")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="print JSON")
 
     r = sub.add_parser("reduce-clique", help="build the SR instance of a graph and solve both sides by brute force")
     r.add_argument("--graph", required=True, help="edge list file: one 'u v' per line")
-    r.add_argument("-k", type=int, required=True, help="clique size")
+    r.add_argument("-k", type=bounded_int(1, 50, what="clique size"), required=True, help="clique size")
     r.add_argument("--csv", default=None, help="write the SR instance (columns x0.., y) to this CSV file")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("sample", help="write data of a benchmark problem to CSV")
     p.add_argument("problem", help=f"one of {', '.join(PROBLEMS)}; the output column is 'target'")
-    p.add_argument("--out", required=True, help="output CSV path")
-    p.add_argument("-n", type=int, default=None, help="number of points (default: the problem's)")
-    p.add_argument("--noise", type=float, default=0.0, help="relative noise level (e.g. 0.01)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output .csv path")
+    p.add_argument(
+        "-n",
+        type=bounded_int(2, MAX_SAMPLE_ROWS, what="rows"),
+        default=None,
+        help="number of points (default: the problem's)",
+    )
+    p.add_argument("--noise", type=nonnegative_float, default=0.0, help="relative noise level (e.g. 0.01)")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 srfpt``; bad input raises ``ValueError`` / ``OSError``."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     return {"search": _search, "count": _count, "reduce-clique": _reduce, "sample": _sample}[args.verb](args)
 
 
 def _search(args) -> int:
-    X, y, names = load_csv(args.data, args.target)
+    X, y, names = load_csv(check_input_file(args.data, what="data file"), args.target)
     model = ExhaustiveSR(
         max_size=args.max_size,
         max_depth=args.max_depth,
@@ -132,6 +152,8 @@ def _count(args) -> int:
         total = estimate_trees(args.vars, args.ops, consts, **kw)
         if total > 2e8 and not args.force:
             raise ValueError(f"enumerating {total:.3g} labelled trees is too large; pass --force to try anyway")
+        if args.vars > 1000:
+            raise ValueError(f"--distinct enumerates on {args.vars} variables; at most 1000")
         probes = np.random.default_rng(0).uniform(0.1, 2.0, size=(16, max(args.vars, 0)))
         bound = args.max_depth if by_depth else args.max_size
         lib = enumerate_library(ops, probes, bound, constants=consts, mode="depth" if by_depth else "size")
@@ -152,13 +174,23 @@ def _count(args) -> int:
 
 
 def _reduce(args) -> int:
-    graph = read_edge_list(args.graph)
+    if args.csv:
+        check_output_path(args.csv, suffixes=(".csv",))
+    graph = read_edge_list(check_input_file(args.graph, what="edge list"))
+    if args.k > graph.number_of_nodes():
+        raise ValueError(f"-k {args.k} is larger than the {graph.number_of_nodes()} vertices of {args.graph}")
+    trees = estimate_trees(graph.number_of_nodes(), "add", (), max_size=2 * args.k - 1)
+    if trees > MAX_REDUCTION_TREES:
+        raise ValueError(
+            f"brute force over {trees:.3g} trees (N={graph.number_of_nodes()} variables, size {2 * args.k - 1}); "
+            f"at most {MAX_REDUCTION_TREES:,}: use a smaller graph or k"
+        )
     inst = clique_to_sr(graph, args.k)
     solvable, best = solve_sr_instance(inst)
     clique = has_clique_bruteforce(graph, args.k)
     if args.csv:
         header = ",".join([f"x{j}" for j in range(inst.X.shape[1])] + ["y"])
-        np.savetxt(args.csv, np.column_stack([inst.X, inst.y]), delimiter=",", header=header, comments="")
+        _write_csv(args.csv, np.column_stack([inst.X, inst.y]), header)
     out = {
         "vertices": graph.number_of_nodes(),
         "edges": graph.number_of_edges(),
@@ -180,10 +212,16 @@ def _reduce(args) -> int:
     return 0 if solvable == clique else 1
 
 
+def _write_csv(path, table: np.ndarray, header: str) -> None:
+    with atomic_output(path) as tmp:
+        np.savetxt(tmp, table, delimiter=",", header=header, comments="")
+
+
 def _sample(args) -> int:
+    check_output_path(args.out, suffixes=(".csv",))  # sample writes CSV: refuse a.npy rather than mislabel it
     problem = get_problem(args.problem)
     X, y = sample(problem, args.n, noise=args.noise, seed=args.seed)
     header = ",".join([*problem.variables, "target"])
-    np.savetxt(args.out, np.column_stack([X, y]), delimiter=",", header=header, comments="")
+    _write_csv(args.out, np.column_stack([X, y]), header)
     print(f"wrote {len(y)} rows of {problem.name} ({problem.formula}) to {args.out}")
     return 0

@@ -208,8 +208,15 @@ def load_csv(path: str | Path, target: str):
         No header, missing target column, non-numeric or non-finite cells, fewer than 2 rows.
     """
     path = Path(path)
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a CSV file")
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text CSV file") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: malformed CSV ({exc})") from None
     if len(rows) < 3:
         raise ValueError(f"{path}: need a header and at least 2 data rows; found {len(rows)} rows")
     header = [h.strip() for h in rows[0]]

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -172,22 +173,27 @@ def random_graph(n_vertices: int, p: float, seed: int) -> nx.Graph:
 def read_edge_list(path) -> nx.Graph:
     """Read ``u v`` lines (integers, ``#`` comments allowed); vertices relabelled ``0 .. N-1``."""
     graph = nx.Graph()
-    with open(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            try:
-                ids = [int(s) for s in parts]
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: expected 'u v' integers, got {line!r}") from None
-            if len(ids) == 1:  # an isolated vertex
-                graph.add_node(ids[0])
-            elif len(ids) == 2 and ids[0] != ids[1]:
-                graph.add_edge(*ids)
-            else:
-                raise ValueError(f"{path}:{lineno}: expected 'u v' with u != v, got {line!r}")
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not an edge list file")
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text edge list") from None
+    for lineno, line in enumerate(lines, start=1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        try:
+            ids = [int(s) for s in parts]
+        except ValueError:
+            raise ValueError(f"{path}:{lineno}: expected 'u v' integers, got {line!r}") from None
+        if len(ids) == 1:  # an isolated vertex
+            graph.add_node(ids[0])
+        elif len(ids) == 2 and ids[0] != ids[1]:
+            graph.add_edge(*ids)
+        else:
+            raise ValueError(f"{path}:{lineno}: expected 'u v' with u != v, got {line!r}")
     if graph.number_of_nodes() == 0:
         raise ValueError(f"{path}: no vertex found")
     return nx.convert_node_labels_to_integers(graph, ordering="sorted")

@@ -44,6 +44,11 @@ class ParetoPoint:
     params: np.ndarray
 
 
+#: what ``force`` may spend: library values (float64 per probe row) and labelled trees covered
+_FORCE_BYTES = 4 * 2**30
+_FORCE_TREES = 1e16
+
+
 def estimate_trees(
     n_vars: int, ops: str | Sequence[str], constants: Sequence[float], *, max_size=None, max_depth=None
 ) -> int:
@@ -158,6 +163,11 @@ class ExhaustiveSR:
                 f"the search covers {self.n_trees_:.3g} labelled trees (> max_trees={self.max_trees:.3g}); "
                 "lower the bound or the operator/variable count, or pass force"
             )
+        if self.n_trees_ > _FORCE_TREES:
+            raise SearchSpaceTooLarge(
+                f"the search covers {self.n_trees_:.3g} labelled trees (> {_FORCE_TREES:.0e}, the limit even with "
+                "force); lower the bound or the operator/variable count"
+            )
         rng = np.random.default_rng(self.seed)
         t0 = time.perf_counter()
         if n <= 2 * self.n_probe:
@@ -197,7 +207,8 @@ class ExhaustiveSR:
                 constants=consts,
                 mode=mode,
                 fold_constants=self.fold_constants,
-                max_nodes=np.iinfo(np.int64).max if self.force else self.max_nodes,
+                # force lifts the node budget only up to what fits in memory (values are float64 per probe)
+                max_nodes=max(self.max_nodes, _FORCE_BYTES // (8 * len(probes))) if self.force else self.max_nodes,
                 seed=self.seed,
             )
         t1 = time.perf_counter()

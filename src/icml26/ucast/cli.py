@@ -9,15 +9,31 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_int
+from icml26._util.io import atomic_output, check_output_path
+
+#: Simulated trajectory frames in all (trajectories x frames): each costs ~25 spectral solver steps.
+MAX_SIM_FRAMES = 200_000
+#: Forecast values in all (members x steps x channels x lat x lon), float32: about 2 GB.
+MAX_FORECAST_VALUES = 500_000_000
+_STEPS = bounded_int(1, 10_000_000, what="training steps")
+
 
 def _simulate(args) -> int:
     from icml26.ucast.config import get_preset
     from icml26.ucast.data import simulate_dataset
 
+    check_output_path(args.out)
     d = get_preset(args.preset).data
+    n_traj, frames = args.trajectories or d.n_train, args.frames or d.frames
+    if n_traj * frames > MAX_SIM_FRAMES:
+        raise ValueError(
+            f"{n_traj} trajectories x {frames} frames = {n_traj * frames:,} frames; the simulator's limit is "
+            f"{MAX_SIM_FRAMES:,} (each frame costs ~25 solver steps)"
+        )
     ds = simulate_dataset(
-        args.trajectories or d.n_train,
-        args.frames or d.frames,
+        n_traj,
+        frames,
         n_grid=d.n_grid,
         solver_n=d.solver_n,
         every=d.every,
@@ -26,9 +42,28 @@ def _simulate(args) -> int:
         dt=d.dt,
         seed=args.seed,
     )
-    ds.to_netcdf(args.out)
+    _write_netcdf(ds, args.out)
     print(f"wrote {args.out}: {dict(ds.sizes)}")
     return 0
+
+
+def _write_netcdf(ds, path: str) -> None:
+    with atomic_output(path) as tmp:
+        ds.to_netcdf(tmp)
+
+
+def _pick_trajectory(ds, index: int | None, path: str):
+    """Select one trajectory (checked against the file); None keeps a file without a trajectory dimension."""
+    if "trajectory" not in ds.dims:
+        if index not in (None, 0):
+            raise ValueError(f"{path} has no trajectory dimension; --trajectory {index} does not apply")
+        return ds
+    n = ds.sizes["trajectory"]
+    if index is None:
+        raise ValueError(f"{path} holds {n} trajectories: pass --trajectory (0 to {n - 1})")
+    if not 0 <= index < n:
+        raise ValueError(f"--trajectory {index} but {path} holds trajectories 0 to {n - 1}")
+    return ds.isel(trajectory=index)
 
 
 def _load_training_data(path: str, variables: list[str] | None):
@@ -54,6 +89,7 @@ def _train(args) -> int:
     from icml26.ucast.model import UCast
     from icml26.ucast.train import load_checkpoint, train_stage
 
+    check_output_path(args.checkpoint)
     preset = get_preset(args.preset)
     cfg = preset.det if args.stage == "det" else preset.prob
     if args.steps:
@@ -62,6 +98,8 @@ def _train(args) -> int:
         cfg = replace(cfg, steps=args.steps)
     device = resolve_device(args.device)
     ds, x, variables, static, forcings = _load_training_data(args.data, args.variables)
+    if x.shape[1] < 3:
+        raise ValueError(f"{args.data}: {x.shape[1]} times; training needs at least 3 per trajectory")
     if args.init is not None:
         model = load_checkpoint(args.init)
         if model.variables != variables or model.grid != x.shape[-2:]:
@@ -110,14 +148,31 @@ def _forecast(args) -> int:
     from icml26.ucast.forecast import forecast
     from icml26.ucast.train import load_checkpoint
 
+    check_output_path(args.out)
     model = load_checkpoint(args.checkpoint, resolve_device(args.device))
+    values = args.members * args.steps * len(model.variables) * model.grid[0] * model.grid[1]
+    if values > MAX_FORECAST_VALUES:
+        raise ValueError(
+            f"--members {args.members} x --steps {args.steps} on a {model.grid} grid = {values:.3g} values "
+            f"(limit {MAX_FORECAST_VALUES:.0e}, about {MAX_FORECAST_VALUES * 4 / 2**30:.0f} GiB)"
+        )
     init = load_wb2(args.init, model.variables)
-    if "trajectory" in init.dims:
-        init = init.isel(trajectory=args.trajectory)
+    trajectory = args.trajectory if "trajectory" in init.dims else None
+    init = _pick_trajectory(init, args.trajectory, args.init)
+    n_times = init.sizes["time"]
     if args.time is not None:
+        if not 1 <= args.time < n_times:
+            raise ValueError(
+                f"--time {args.time} but {args.init} has times 0 to {n_times - 1}; the forecast starts from "
+                f"times t-1 and t, so t must be in [1, {n_times - 1}]"
+            )
         init = init.isel(time=slice(None, args.time + 1))
     fc = forecast(model, init, members=args.members, steps=args.steps, progress=True)
-    fc.to_netcdf(args.out)
+    # say where the forecast came from, so evaluate can score it against the same trajectory
+    fc.attrs["init_file"] = str(Path(args.init).resolve())
+    fc.attrs["init_trajectory"] = -1 if trajectory is None else int(trajectory)
+    fc.attrs["init_time_index"] = int(n_times - 1 if args.time is None else args.time)
+    _write_netcdf(fc, args.out)
     print(f"wrote {args.out}: {dict(fc.sizes)}")
     return 0
 
@@ -128,21 +183,44 @@ def _evaluate(args) -> int:
     from icml26.ucast.data import load_wb2
     from icml26.ucast.evaluate import evaluate_forecast
 
-    if not Path(args.forecast).is_file():
-        raise OSError(f"no forecast file {args.forecast}")
-    if not Path(args.truth).is_file():
-        raise OSError(f"no truth file {args.truth}")
-    with xr.open_dataset(args.forecast) as f:
-        fc = f.load()
+    if args.json:
+        check_output_path(args.json)
+    for what, path in (("forecast", args.forecast), ("truth", args.truth)):
+        if Path(path).is_dir():
+            raise IsADirectoryError(f"{what} file {path} is a directory")
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"no {what} file {path}")
+    try:
+        with xr.open_dataset(args.forecast) as f:
+            fc = f.load()
+    except Exception as exc:  # netCDF / HDF5 / decoding errors: one line naming the file
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"cannot read {args.forecast} as a NetCDF forecast ({type(exc).__name__}: {first})") from None
+    variables = [v for v in fc.data_vars if "member" in fc[v].dims]
+    if not variables or "lead_time" not in fc.dims:
+        raise ValueError(f"{args.forecast} is not a forecast (no variables with member and lead_time dims)")
+    for v in variables:
+        n_bad = int((~np.isfinite(fc[v].values)).sum())
+        if n_bad:
+            raise ValueError(f"{args.forecast}: variable {v!r} has {n_bad} NaN/inf values; the forecast diverged")
     # read the truth like --init (lat/lon names and order, levels split into z_500-style names, number)
-    truth = load_wb2(args.truth, [v for v in fc.data_vars if "member" in fc[v].dims])
+    truth = load_wb2(args.truth, variables)
+    source = fc.attrs.get("init_trajectory")
+    trajectory = args.trajectory
+    if source is not None and int(source) >= 0:
+        if trajectory is not None and trajectory != int(source):
+            raise ValueError(
+                f"{args.forecast} was started from trajectory {int(source)}, not --trajectory {trajectory}"
+            )
+        trajectory = int(source)
     if "trajectory" in truth.dims:
-        truth = truth.isel(trajectory=args.trajectory)
+        truth = _pick_trajectory(truth, trajectory, args.truth)
     scores = evaluate_forecast(fc, truth)
     if args.json:
         payload = {"variable": scores.variable.values.tolist(), "lead_time": [str(v) for v in scores.lead_time.values]}
         payload.update({k: v.values.tolist() for k, v in scores.data_vars.items()})
-        Path(args.json).write_text(json.dumps(payload, indent=1))
+        with atomic_output(args.json) as tmp:
+            Path(tmp).write_text(json.dumps(payload, indent=1))
         print(f"wrote {args.json}")
     else:
         print(f"{'variable':>12} {'lead_time':>12} " + " ".join(f"{k:>13}" for k in scores.data_vars))
@@ -153,51 +231,79 @@ def _evaluate(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="icml26 ucast", description="U-Cast probabilistic weather forecaster")
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="icml26 ucast", description="U-Cast probabilistic weather forecaster")
     parser.add_argument("-v", "--verbose", action="store_true", help="log training progress")
     sub = parser.add_subparsers(dest="verb", required=True)
 
     p = sub.add_parser("simulate", help="simulate Kolmogorov-flow trajectories (the ERA5 stand-in) to NetCDF")
-    p.add_argument("--out", required=True)
-    p.add_argument("--preset", default="small", choices=["smoke", "small", "paper"])
-    p.add_argument("--trajectories", type=int, default=None)
-    p.add_argument("--frames", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="NetCDF file to write")
+    p.add_argument("--preset", default="small", choices=["smoke", "small", "paper"], help="size preset")
+    p.add_argument(
+        "--trajectories",
+        type=bounded_int(1, MAX_SIM_FRAMES, what="simulator limit"),
+        default=None,
+        help="trajectories (default: the preset's)",
+    )
+    p.add_argument(
+        "--frames",
+        type=bounded_int(2, MAX_SIM_FRAMES, what="simulator limit"),
+        default=None,
+        help="frames per trajectory (default: the preset's)",
+    )
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     p.set_defaults(func=_simulate)
 
     p = sub.add_parser("train", help="train stage 1 (det, MAE) or stage 2 (prob, fair CRPS); torchrun for DDP")
-    p.add_argument("--stage", choices=["det", "prob"], required=True)
+    p.add_argument("--stage", choices=["det", "prob"], required=True, help="training stage")
     p.add_argument("--data", required=True, help="NetCDF/Zarr with (trajectory?, time, lat, lon) variables")
-    p.add_argument("--variables", nargs="*", default=None)
-    p.add_argument("--preset", default="small", choices=["smoke", "small", "paper"])
+    p.add_argument("--variables", nargs="*", default=None, help="variables to model (default: all with time)")
+    p.add_argument("--preset", default="small", choices=["smoke", "small", "paper"], help="size preset")
     p.add_argument("--checkpoint", required=True, help="where to write the checkpoint")
     p.add_argument("--init", default=None, help="checkpoint to warm-start from (stage 1 for stage 2)")
     p.add_argument("--resume", default=None, help="checkpoint of this stage to continue from")
-    p.add_argument("--steps", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="auto")
+    p.add_argument("--steps", type=_STEPS, default=None, help="training steps (default: the preset's)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:1, ...")
     p.set_defaults(func=_train)
 
     p = sub.add_parser("forecast", help="MC-dropout ensemble forecast from the last two times of --init")
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--init", required=True)
-    p.add_argument("--trajectory", type=int, default=0, help="which trajectory/member of --init to start from")
-    p.add_argument("--time", type=int, default=None, help="index of the initial time (default: the last)")
-    p.add_argument("--members", type=int, default=10)
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--out", required=True)
-    p.add_argument("--device", default="auto")
+    p.add_argument("--checkpoint", required=True, help="checkpoint from 'train'")
+    p.add_argument("--init", required=True, help="NetCDF/Zarr holding the initial condition")
+    p.add_argument(
+        "--trajectory", type=nonnegative_int, default=0, help="which trajectory/member of --init to start from"
+    )
+    p.add_argument(
+        "--time",
+        type=nonnegative_int,
+        default=None,
+        help="index t of the initial time, 1 <= t < number of times (default: the last)",
+    )
+    p.add_argument(
+        "--members", type=bounded_int(1, 10_000, what="ensemble members"), default=10, help="ensemble members"
+    )
+    p.add_argument("--steps", type=bounded_int(1, 100_000, what="forecast steps"), default=30, help="lead times")
+    p.add_argument("--out", required=True, help="NetCDF forecast to write")
+    p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
     p.set_defaults(func=_forecast)
 
     p = sub.add_parser("evaluate", help="CRPS, RMSE (both conventions), SSR per lead time against a truth file")
-    p.add_argument("forecast")
-    p.add_argument("--truth", required=True)
-    p.add_argument("--trajectory", type=int, default=0)
-    p.add_argument("--json", default=None)
+    p.add_argument("forecast", help="NetCDF forecast from 'forecast'")
+    p.add_argument("--truth", required=True, help="NetCDF/Zarr with the observed trajectories")
+    p.add_argument(
+        "--trajectory",
+        type=nonnegative_int,
+        default=None,
+        help="trajectory of --truth to score against (default: the one the forecast was started from)",
+    )
+    p.add_argument("--json", default=None, help="write the scores to this JSON file")
     p.set_defaults(func=_evaluate)
 
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     return args.func(args)

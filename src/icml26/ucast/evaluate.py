@@ -33,6 +33,9 @@ def evaluate_forecast(fc: xr.Dataset, truth: xr.Dataset) -> xr.Dataset:
     ValueError
         Different lat/lon coordinates, missing variables or valid times, fewer than 2 members.
     """
+    for name, ds in (("fc", fc), ("truth", truth)):
+        if not isinstance(ds, xr.Dataset):
+            raise TypeError(f"{name} must be an xarray.Dataset; got {type(ds).__name__}")
     for dim in ("lat", "lon"):
         if dim not in truth.dims or truth.sizes[dim] != fc.sizes[dim] or not np.allclose(truth[dim], fc[dim]):
             raise ValueError(f"truth and forecast have different {dim} coordinates")

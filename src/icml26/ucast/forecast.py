@@ -142,6 +142,10 @@ def forecast(
     ValueError
         Missing variables, a grid other than the checkpoint's, NaNs (naming variable and location).
     """
+    if not isinstance(model, UCast):
+        raise TypeError(f"model must be a UCast (icml26.ucast.train.load_checkpoint(path)); got {type(model).__name__}")
+    if not isinstance(init, xr.Dataset):
+        raise TypeError(f"init must be an xarray.Dataset (icml26.ucast.data.load_wb2(path)); got {type(init).__name__}")
     fields, times = _check_init(model, init)
     x = torch.as_tensor(fields)  # (2, C, H, W)
     z = model.normalise(x)

@@ -148,37 +148,46 @@ def train_stage(
     schedulers = [torch.optim.lr_scheduler.LambdaLR(o, lambda s: lr_factor(s, cfg)) for o in optimizers]
     start, history = 0, []
     if resume is not None:
-        state = torch.load(resume, map_location=device, weights_only=True)
+        state = _read_checkpoint(resume, device)
         if state.get("stage") != cfg.stage:
             raise ValueError(f"cannot resume stage {cfg.stage!r} from a {state.get('stage')!r} checkpoint")
-        model.load_state_dict(state["model"])
-        ema.load_state_dict(state["ema_full"])
-        for o, s in zip(optimizers, state["optimizers"]):
-            o.load_state_dict(s)
-        for sch, s in zip(schedulers, state["schedulers"]):
-            sch.load_state_dict(s)
-        start, history = int(state["step"]), list(state["history"])
+        try:
+            model.load_state_dict(state["model"])
+            ema.load_state_dict(state["ema_full"])
+            for o, s in zip(optimizers, state["optimizers"]):
+                o.load_state_dict(s)
+            for sch, s in zip(schedulers, state["schedulers"]):
+                sch.load_state_dict(s)
+            start, history = int(state["step"]), list(state["history"])
+        except (KeyError, RuntimeError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise ValueError(f"{resume}: does not fit this model and data ({type(exc).__name__}: {first})") from None
+        if start > cfg.steps:
+            raise ValueError(f"{resume} is already at step {start}, past the {cfg.steps} steps asked for")
     autocast = device.type == "cuda" and cfg.amp
     per_rank = max(1, cfg.batch_size // world)
 
     def save(step: int) -> None:
         if checkpoint is None or rank != 0:
             return
-        torch.save(
-            {
-                "stage": cfg.stage,
-                "step": step,
-                "train_cfg": asdict(cfg),
-                "model_config": model.config_dict(),
-                "model": model.state_dict(),
-                "ema": ema.module.state_dict(),
-                "ema_full": ema.state_dict(),
-                "optimizers": [o.state_dict() for o in optimizers],
-                "schedulers": [s.state_dict() for s in schedulers],
-                "history": history,
-            },
-            checkpoint,
-        )
+        from icml26._util.io import atomic_output
+
+        with atomic_output(checkpoint) as tmp:  # an interrupted save never leaves half a checkpoint
+            _save_state(
+                tmp,
+                {
+                    "stage": cfg.stage,
+                    "step": step,
+                    "train_cfg": asdict(cfg),
+                    "model_config": model.config_dict(),
+                    "model": model.state_dict(),
+                    "ema": ema.module.state_dict(),
+                    "ema_full": ema.state_dict(),
+                    "optimizers": [o.state_dict() for o in optimizers],
+                    "schedulers": [s.state_dict() for s in schedulers],
+                    "history": history,
+                },
+            )
 
     end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
     for step in _progress(range(start, end), end - start, f"stage {cfg.stage}", progress and rank == 0):
@@ -228,15 +237,32 @@ def _call(net: nn.Module, z_prev, z_cur, forcing) -> torch.Tensor:
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu", ema: bool = True) -> UCast:
     """Rebuild a :class:`UCast` from a checkpoint written by :func:`train_stage` (EMA weights by default)."""
+    state = _read_checkpoint(path, device)
+    try:
+        model = UCast.from_config_dict(state["model_config"])
+        model.load_state_dict(state["ema" if ema else "model"])
+    except (KeyError, TypeError, RuntimeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise OSError(f"{path} is not a usable U-Cast checkpoint ({type(exc).__name__}: {first})") from None
+    return model.to(device).eval()
+
+
+def _save_state(path, state: dict) -> None:
+    torch.save(state, path)
+
+
+def _read_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> dict:
+    """Load a checkpoint dict (weights only), with one-line errors naming the file."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"checkpoint {path} is a directory, not a file")
     if not path.is_file():
-        raise OSError(f"no checkpoint at {path}")
+        raise FileNotFoundError(f"no checkpoint at {path}")
     try:
         state = torch.load(path, map_location=device, weights_only=True)
-    except Exception as exc:  # pickle / zip errors: not a checkpoint
-        raise OSError(f"{path} is not a U-Cast checkpoint: {exc}") from exc
+    except Exception as exc:  # pickle / zip errors (multi-line weights_only dumps): not a checkpoint
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise OSError(f"{path} is not a U-Cast checkpoint ({type(exc).__name__}: {first})") from None
     if not isinstance(state, dict) or "model_config" not in state:
         raise OSError(f"{path} is not a U-Cast checkpoint (no model_config)")
-    model = UCast.from_config_dict(state["model_config"])
-    model.load_state_dict(state["ema" if ema else "model"])
-    return model.to(device).eval()
+    return state

@@ -9,26 +9,31 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26._util.cli import ArgumentParser, bounded_int, positive_float
+from icml26._util.io import check_output_path, save_npy, save_npz
+
 from .diagnostics import imq_ksd, mode_balance, relative_fisher, variance_bias
 from .samplers import SAMPLERS, run_sampler
 from .targets import make_target
 
-
-def _positive(kind):
-    def parse(text):
-        try:
-            value = kind(float(text))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-        return value
-
-    return parse
+SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+#: total queries over all chains; a vectorised query costs ~0.1-1 us, so 1e10 is minutes to an hour
+MAX_QUERIES = 1e10
+#: Langevin steps the budget may buy (each step is a few vectorised array operations)
+MAX_STEPS = 5_000_000
+#: chains x directions x d float64 entries allocated per zeroth-order step (~800 MB)
+MAX_STEP_ENTRIES = 100_000_000
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _queries(text: str) -> float:
+    value = positive_float(text)
+    if value > MAX_QUERIES:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at most {MAX_QUERIES:.0e} (total query budget)")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
         prog="icml26 zolangevin", description="variance-reduced zeroth-order Langevin sampling and ZO-APMC"
     )
     sub = parser.add_subparsers(dest="verb", required=True)
@@ -37,65 +42,65 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--target", default="gmm:d=10", help="gmm:d=50[,sep=2.5,w=0.5] | banana:d=2 | double-well:d=5[,tilt=0.3]"
     )
-    p.add_argument("--sampler", default="vr-zo", choices=SAMPLERS)
-    p.add_argument("--queries", type=_positive(float), default=1e6, help="total query budget over all chains")
-    p.add_argument("--chains", type=_positive(int), default=200)
-    p.add_argument("--step", type=float, default=None, help="step size h (default 1/d)")
-    p.add_argument("--b", type=_positive(int), default=4, help="directions per ZO step")
-    p.add_argument("--q", type=_positive(int), default=4, help="refresh period of vr-zo")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, help="save the final states as .npy")
+    p.add_argument("--sampler", default="vr-zo", choices=SAMPLERS, help="ula/mala use exact gradients")
+    p.add_argument("--queries", type=_queries, default=1e6, help="total query budget over all chains (never exceeded)")
+    p.add_argument(
+        "--chains", type=bounded_int(1, 100_000, what="chains"), default=200, help="number of parallel chains"
+    )
+    p.add_argument("--step", type=positive_float, default=None, help="step size h (default 1/d)")
+    p.add_argument("--b", type=bounded_int(1, 100_000, what="directions"), default=4, help="directions per ZO step")
+    p.add_argument(
+        "--q", type=bounded_int(1, 1_000_000, what="refresh period"), default=4, help="refresh period of vr-zo"
+    )
+    p.add_argument("--seed", type=SEED, default=0, help="random seed")
+    p.add_argument("--out", type=Path, help="save the final states as .npy (to exactly this file)")
 
     p = sub.add_parser("train-prior", help="train the score prior by denoising score matching")
-    p.add_argument("--data", default="mnist", choices=("mnist", "fashion-mnist", "shapes"))
-    p.add_argument("--size", type=_positive(int), default=14)
-    p.add_argument("--steps", type=_positive(int), default=4000)
-    p.add_argument("--width", type=_positive(int), default=256)
-    p.add_argument("--arch", default="mlp", choices=("mlp", "unet"))
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", default="mnist", choices=("mnist", "fashion-mnist", "shapes"), help="training images")
+    p.add_argument("--size", type=bounded_int(4, 64, what="image side"), default=14, help="image side in pixels")
+    p.add_argument(
+        "--steps",
+        type=bounded_int(1, 200_000, what="training steps; ~16 ms each for the default MLP"),
+        default=4000,
+        help="training steps (progress is logged every 500)",
+    )
+    p.add_argument("--width", type=bounded_int(1, 4096, what="network width"), default=256, help="hidden units")
+    p.add_argument("--arch", default="mlp", choices=("mlp", "unet"), help="score network")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", type=Path, required=True, help="output .pt file")
 
     p = sub.add_parser("invert", help="posterior sampling for an image inverse problem with a black-box forward model")
-    p.add_argument("--problem", default="blur-subsample", choices=("blur-subsample", "blur-clip", "fourier-magnitude"))
+    p.add_argument(
+        "--problem",
+        default="blur-subsample",
+        choices=("blur-subsample", "blur-clip", "fourier-magnitude"),
+        help="forward model",
+    )
     p.add_argument("--prior", type=Path, required=True, help="a prior trained with train-prior")
     p.add_argument("--image", type=Path, help=".npy or .png image (default: a test image of the prior's data set)")
-    p.add_argument("--method", default="vr-zo", choices=("vr-zo", "zo", "oracle", "enkg"))
-    p.add_argument("--chains", type=_positive(int), default=16)
-    p.add_argument("--sigma-y", type=_positive(float), default=0.05)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, help="save samples, mean and std as .npz")
+    p.add_argument("--method", default="vr-zo", choices=("vr-zo", "zo", "oracle", "enkg"), help="posterior sampler")
+    p.add_argument("--chains", type=bounded_int(1, 10_000, what="chains"), default=16, help="posterior samples")
+    p.add_argument("--sigma-y", type=positive_float, default=0.05, help="measurement noise level")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed")
+    p.add_argument("--out", type=Path, help="save samples, mean and std as .npz (to exactly this file)")
     return parser
 
 
 def main(argv) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        return _run(args)
+    except FloatingPointError as exc:  # a diverged chain is bad input (too large a step), not a crash
+        raise ValueError(str(exc)) from None
+
+
+def _run(args) -> int:
+    if getattr(args, "out", None) is not None:
+        check_output_path(args.out)
     rng = np.random.default_rng(args.seed)
     if args.verb == "sample":
-        target = make_target(args.target)
-        step = args.step if args.step is not None else 1.0 / target.dim
-        if not step > 0:
-            raise ValueError(f"--step must be positive, got {step}")
-        x0 = rng.standard_normal((args.chains, target.dim))
-        res = run_sampler(
-            args.sampler, target, x0, step=step, query_budget=args.queries / args.chains, b=args.b, q=args.q, rng=rng
-        )
-        x = res.final
-        report = {
-            "sampler": args.sampler,
-            "target": args.target,
-            "steps": res.n_steps,
-            "queries_per_chain": res.queries,
-            "grad_evals_per_chain": res.grad_evals,
-            "ksd_imq": imq_ksd(x, target.score(x)),
-            "relative_fisher_kde": relative_fisher(x, target.score(x)),
-            "variance_bias": variance_bias(x, target.var),
-            "mode_tv": mode_balance(target.mode_probabilities(x), target.mode_weights),
-        }
-        if args.out:
-            np.save(args.out, x)
-        print(json.dumps(report, indent=1))
-        return 0
+        return _sample(args, rng)
     if args.verb == "train-prior":
         from .data import load_images
         from .prior import train_score_prior
@@ -107,12 +112,59 @@ def main(argv) -> int:
         prior.save(args.out)
         print(json.dumps({"out": str(args.out), "final_loss": prior.final_loss_, "size": args.size}))
         return 0
-    # invert
+    return _invert(args, rng)
+
+
+def _sample(args, rng) -> int:
+    target = make_target(args.target)
+    d = target.dim
+    zeroth_order = args.sampler in ("zo", "vr-zo")
+    per_step = args.chains * (2 * args.b if zeroth_order else 2) * d
+    if per_step > MAX_STEP_ENTRIES:
+        raise ValueError(
+            f"--chains {args.chains} x 2*--b {args.b} x d {d} = {per_step:,} array entries per step; "
+            f"at most {MAX_STEP_ENTRIES:,} (about 800 MB)"
+        )
+    per_chain = args.queries / args.chains
+    min_step_cost = {"zo": args.b + 1, "vr-zo": min(2 * args.b + 1, d + 1)}.get(args.sampler, 1)
+    if per_chain / min_step_cost > MAX_STEPS:
+        raise ValueError(
+            f"--queries {args.queries:g} buys up to {per_chain / min_step_cost:,.0f} steps per chain; "
+            f"at most {MAX_STEPS:,}: lower --queries or raise --chains / --b"
+        )
+    step = args.step if args.step is not None else 1.0 / d
+    x0 = rng.standard_normal((args.chains, d))
+    res = run_sampler(args.sampler, target, x0, step=step, query_budget=per_chain, b=args.b, q=args.q, rng=rng)
+    x = res.final
+    report = {
+        "sampler": args.sampler,
+        "target": args.target,
+        "steps": res.n_steps,
+        "query_budget_per_chain": per_chain,
+        "queries_per_chain": res.queries,
+        "grad_evals_per_chain": res.grad_evals,
+        "ksd_imq": imq_ksd(x, target.score(x)),
+        "relative_fisher_kde": relative_fisher(x, target.score(x)),
+        "variance_bias": variance_bias(x, target.var),
+        "mode_tv": mode_balance(target.mode_probabilities(x), target.mode_weights),
+    }
+    if args.out:
+        save_npy(args.out, x)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+def _invert(args, rng) -> int:
     from .apmc import InverseProblem, coverage, make_forward, psnr, ssim, zo_apmc
     from .data import load_images, load_user_image
     from .prior import ScorePrior
 
     prior = ScorePrior.load(args.prior)
+    if args.chains * prior.size**2 > MAX_STEP_ENTRIES // 10:
+        raise ValueError(
+            f"--chains {args.chains} x {prior.size}x{prior.size} pixels is too large; "
+            f"at most {MAX_STEP_ENTRIES // 10:,} chain-pixels"
+        )
     if args.image is not None:
         truth = load_user_image(args.image, prior.size)
     else:
@@ -135,7 +187,7 @@ def main(argv) -> int:
         "coverage_90": coverage(res.samples, truth),
     }
     if args.out:
-        np.savez(
+        save_npz(
             args.out,
             samples=res.samples.reshape(-1, prior.size, prior.size),
             mean=res.mean.reshape(prior.size, prior.size),

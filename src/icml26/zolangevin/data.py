@@ -150,19 +150,27 @@ def load_user_image(path: str | Path, size: int) -> np.ndarray:
         Wrong size for the trained prior, non-finite values or values outside [0, 1].
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise OSError(f"image file not found: {path}")
-    if path.suffix == ".npy":
-        img = np.load(path)
-    elif path.suffix == ".png":
-        import matplotlib.image
-
-        img = matplotlib.image.imread(path)
-        if img.ndim == 3:  # RGB(A) -> grey
-            img = img[..., :3].mean(-1)
-    else:
+    if path.is_dir():
+        raise IsADirectoryError(f"image file {path} is a directory")
+    if path.suffix.lower() not in (".npy", ".png"):
         raise OSError(f"{path}: unsupported image format {path.suffix!r} (use .npy or .png)")
-    img = np.asarray(img, dtype=np.float64)
+    if path.stat().st_size == 0:
+        raise ValueError(f"image file {path} is empty")
+    try:
+        if path.suffix.lower() == ".npy":
+            img = np.load(path, allow_pickle=False)
+        else:
+            import matplotlib.image
+
+            img = matplotlib.image.imread(path)
+            if img.ndim == 3:  # RGB(A) -> grey
+                img = img[..., :3].mean(-1)
+        img = np.asarray(img, dtype=np.float64)
+    except Exception as exc:  # numpy / PIL format errors: name the file and keep one line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"{path}: not a readable {path.suffix} image ({first})") from None
     if img.ndim != 2 or img.shape != (size, size):
         raise ValueError(f"{path}: image has shape {img.shape}, the trained prior needs ({size}, {size})")
     if not np.isfinite(img).all() or img.min() < 0 or img.max() > 1:

@@ -59,6 +59,10 @@ class GaussianSmoothing:
         self.queries, self.t = 0, 0
         self.last_fx: np.ndarray | None = None
 
+    def next_cost(self, d: int) -> int:
+        """Queries per chain the next call will spend (``b + 1``)."""
+        return _batch_size(self.b, self.t) + 1
+
     def __call__(self, f, x: np.ndarray) -> np.ndarray:
         n, d = x.shape
         b = _batch_size(self.b, self.t)
@@ -84,6 +88,10 @@ class Coordinatewise:
     def reset(self) -> None:
         self.queries, self.t = 0, 0
         self.last_fx: np.ndarray | None = None  # f(x) of the last call (forward differences only)
+
+    def next_cost(self, d: int) -> int:
+        """Queries per chain the next call will spend (``d + 1``, or ``2d`` for central differences)."""
+        return 2 * d if self.central else d + 1
 
     def __call__(self, f, x: np.ndarray) -> np.ndarray:
         n, d = x.shape
@@ -153,6 +161,12 @@ class VarianceReduced:
         self.queries, self.t = 0, 0
         self._big.reset()
         self._x_prev = self._g_prev = self._f_prev = None
+
+    def next_cost(self, d: int) -> int:
+        """Queries per chain the next call will spend: a refresh, or a ``2b + 1`` recursive correction."""
+        if self.t % self.q == 0 or self._g_prev is None or self._x_prev.shape[1] != d:
+            return self._big.next_cost(d) + (1 if isinstance(self._big, Coordinatewise) and self._big.central else 0)
+        return 2 * _batch_size(self.b, self.t) + 1
 
     def __call__(self, f, x: np.ndarray) -> np.ndarray:
         n, d = x.shape

@@ -23,6 +23,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from icml26._util.io import atomic_output, check_input_file
+
 __all__ = ["ScoreMLP", "ScoreNet", "ScorePrior", "train_score_prior"]
 
 logger = logging.getLogger(__name__)
@@ -141,22 +143,31 @@ class ScorePrior:
     def save(self, path: str | Path) -> None:
         cfg = {"size": self.size, "sigma_min": self.sigma_min, "sigma_max": self.sigma_max, "data": self.data}
         cfg.update(arch=self.arch, width=self.width, data_mean=self.data_mean, data_std=self.data_std)
-        torch.save({"config": cfg, "state": self.net.state_dict()}, Path(path))
+        with atomic_output(path) as tmp, open(tmp, "wb") as fh:  # exactly ``path``; kept intact on failure
+            torch.save({"config": cfg, "state": self.net.state_dict()}, fh)
 
     @classmethod
     def load(cls, path: str | Path) -> ScorePrior:
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise OSError(f"prior file not found: {path}")
+        path = check_input_file(path, what="prior file")
         try:
             blob = torch.load(path, map_location="cpu", weights_only=True)
             cfg = blob["config"]
+            if not (4 <= int(cfg["size"]) <= 256 and 1 <= int(cfg["width"]) <= 65_536):
+                raise ValueError(f"implausible size {cfg['size']} or width {cfg['width']}")
             net = _make_net(cfg["arch"], int(cfg["size"]), int(cfg["width"]))
             net.load_state_dict(blob["state"])
-        except (KeyError, RuntimeError, TypeError, ValueError, AttributeError) as exc:
-            raise OSError(f"{path} is not a zolangevin prior file: {exc}") from exc
-        size, lo, hi = int(cfg["size"]), float(cfg["sigma_min"]), float(cfg["sigma_max"])
-        stats = float(cfg["data_mean"]), float(cfg["data_std"])
+            size, lo, hi = int(cfg["size"]), float(cfg["sigma_min"]), float(cfg["sigma_max"])
+            stats = float(cfg["data_mean"]), float(cfg["data_std"])
+            if not (0 < lo < hi and math.isfinite(hi) and all(math.isfinite(v) for v in stats) and stats[1] > 0):
+                raise ValueError("noise range or data statistics are not finite and positive")
+        except Exception as exc:  # unpickling, zip, key and shape errors: torch's messages span many lines
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if "Weights only load failed" in first:
+                first = "not a torch checkpoint of tensors and plain types"
+            raise OSError(f"{path} is not a zolangevin prior file: {first}") from None
         return cls(net, size, lo, hi, str(cfg.get("data", "?")), cfg["arch"], int(cfg["width"]), *stats)
 
 

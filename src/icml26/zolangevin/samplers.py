@@ -152,6 +152,15 @@ def langevin(
     rec = _Recorder(query_budget, n_steps, n_snapshots, burn_in, thin)
     t, grads = 0, 0
     while (n_steps is None or t < n_steps) and (query_budget is None or _cost(estimator, grads) < query_budget):
+        if query_budget is not None:  # never overshoot: stop when the next step does not fit the budget
+            need = _cost(estimator, grads) + _next_cost(estimator, d)
+            if need > query_budget:
+                if t == 0:
+                    raise ValueError(
+                        f"one step costs {_next_cost(estimator, d):,} queries per chain, more than the per-chain "
+                        f"budget {query_budget:,.0f}; raise the budget or lower the batch size"
+                    )
+                break
         h = _step_size(step, t)
         if estimator is not None:
             g = estimator(bb, x)  # (n, d)
@@ -162,6 +171,7 @@ def langevin(
             grads += 1
         x = x - h * g + np.sqrt(2 * h) * rng.standard_normal((n, d))  # Langevin step
         t += 1
+        _check_finite(x, t, h)
         rec(t, x, _cost(estimator, 0), grads)
     return SampleResult(
         final=x,
@@ -171,6 +181,27 @@ def langevin(
         n_steps=t,
         trace=rec.trace,
     )
+
+
+def _next_cost(estimator, d: int) -> int:
+    """Queries (or gradient evaluations) per chain of the next step; 1 for an exact gradient."""
+    if estimator is None:
+        return 1
+    return int(estimator.next_cost(d)) if hasattr(estimator, "next_cost") else 0
+
+
+#: a chain this far out has diverged (targets here have O(1)-O(100) scales); float64 overflows not far beyond
+DIVERGED = 1e30
+
+
+def _check_finite(x: np.ndarray, t: int, h: float) -> None:
+    """Raise ``FloatingPointError`` when a chain has diverged instead of returning 1e38-sized 'samples'."""
+    bad = ~np.isfinite(x).all(1) | (np.abs(x).max(1) > DIVERGED)
+    if bad.any():
+        raise FloatingPointError(
+            f"{int(bad.sum())} chain(s) diverged at step {t} (|x| > {DIVERGED:.0e} or not finite); "
+            f"the step size h={h:.3g} is too large for this target"
+        )
 
 
 def _cost(estimator, grads: int) -> int:

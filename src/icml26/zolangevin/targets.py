@@ -289,6 +289,10 @@ class CallableTarget(_Target):
         raise ValueError("a user target has no exact sampler")
 
 
+#: largest built-in target dimension (chains x directions x d arrays are allocated per step)
+MAX_DIM = 10_000
+
+
 def make_target(spec: str) -> _Target:
     """Parse ``'gmm:d=50'``, ``'gmm:d=10,sep=1.5,w=0.3'``, ``'banana:d=2'``, ``'double-well:d=5,tilt=0.2'``."""
     name, _, rest = spec.partition(":")
@@ -301,7 +305,13 @@ def make_target(spec: str) -> _Target:
             opts[key.strip()] = float(value)
         except ValueError:
             raise ValueError(f"target option {key!r} must be a number, got {value!r}") from None
-    d = int(opts.pop("d", 2))
+        if not np.isfinite(opts[key.strip()]):
+            raise ValueError(f"target option {key!r} must be finite, got {value!r}")
+    d_value = opts.pop("d", 2)
+    if d_value != int(d_value) or not 1 <= d_value <= MAX_DIM:
+        # int() would silently turn d=2.5 into 2
+        raise ValueError(f"target dimension d must be an integer in [1, {MAX_DIM:,}], got {d_value:g}")
+    d = int(d_value)
     known = {"gmm": {"sep", "w"}, "banana": {"b", "s"}, "double-well": {"barrier", "tilt"}}
     if name not in known:
         raise ValueError(f"unknown target {name!r}; choose from {sorted(known)}")

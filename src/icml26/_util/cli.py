@@ -1,0 +1,109 @@
+"""One command-line convention for every system: the parser class and the value types its arguments use.
+
+Every system's ``cli.py`` exposes ``build_parser() -> ArgumentParser`` (built with :class:`ArgumentParser`
+below) and ``main(argv) -> int``. The parser
+
+- shows every argument's default in ``--help`` (``ArgumentDefaultsHelpFormatter``);
+- reports a bad argument on ONE line, ``icml26 <id> <verb>: error: ...``, and exits with status 2 (argparse
+  prints the whole usage block first, which buries the message);
+- rejects non-finite, negative or out-of-range numbers at parse time through the ``type=`` helpers here, so a
+  verb never starts work on ``--noise nan`` or allocates for ``--cells 1e12``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+
+__all__ = [
+    "ArgumentParser",
+    "bounded_int",
+    "finite_float",
+    "fraction",
+    "nonnegative_float",
+    "nonnegative_int",
+    "positive_float",
+    "positive_int",
+]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` with defaults in ``--help`` and one-line errors (exit status 2)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def _number(text: str, kind: type, what: str) -> float | int:
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        # allow integers written as 1e3 only when they are exactly integral
+        if kind is int:
+            try:
+                as_float = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+            if math.isfinite(as_float) and as_float == int(as_float):
+                return int(as_float)
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A finite real number (rejects nan and inf)."""
+    return float(_number(text, float, "a number"))
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    """A finite number >= 0."""
+    value = finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A number in [0, 1]."""
+    value = finite_float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in [0, 1]")
+    return value
+
+
+def bounded_int(low: int, high: int | None = None, *, what: str = "") -> Callable[[str], int]:
+    """A type for integers in ``[low, high]``; ``high`` names the limit a memory or time estimate sets."""
+
+    def parse(text: str) -> int:
+        value = int(_number(text, int, "an integer"))
+        if value < low or (high is not None and value > high):
+            bound = f">= {low}" if high is None else f"in [{low}, {high:,}]"
+            reason = f" ({what})" if what else ""
+            raise argparse.ArgumentTypeError(f"{text!r} must be {bound}{reason}")
+        return value
+
+    parse.__name__ = "int"  # argparse names the type in its messages
+    return parse
+
+
+positive_int = bounded_int(1)
+positive_int.__doc__ = "An integer >= 1."
+nonnegative_int = bounded_int(0)
+nonnegative_int.__doc__ = "An integer >= 0."

@@ -1,0 +1,41 @@
+"""coherence — Coh, a Fréchet-variance objective for coherent, topologically interpretable features.
+
+Implements "Learning Coherent Representations: A Topological Approach to Interpretability" (ICML 2026;
+arXiv 2606.02841; no public code). A non-negative sample x feature matrix is *coherent* when every feature's
+samples are geometrically clustered (around the feature's barycentric position), every sample's features
+are clustered, and both coverage conditions hold. This package measures it on any geometry
+(:class:`Geometry`, :func:`coherence_report`, :func:`is_coherent`), trains with it (:class:`Coh`, a torch
+regulariser for any code layer, O(B m k) per batch), checks the interleaving theorem with ripser/persim
+(:func:`interleaving_check`) and measures contiguity of features (:func:`arc_contiguity`,
+:func:`graph_contiguity`). The Coh formula is our reconstruction from the paper's description (README).
+"""
+
+from icml26.coherence.geometry import Geometry, coherence_report, is_coherent
+
+__all__ = [
+    "Coh",
+    "Geometry",
+    "arc_contiguity",
+    "coherence_report",
+    "fit_autoencoder",
+    "graph_contiguity",
+    "interleaving_check",
+    "is_coherent",
+]
+
+
+def __getattr__(name: str):
+    # torch, ripser and persim load only when their parts are used
+    if name == "Coh":
+        from icml26.coherence.objective import Coh
+
+        return Coh
+    if name == "fit_autoencoder":
+        from icml26.coherence.model import fit_autoencoder
+
+        return fit_autoencoder
+    if name in ("arc_contiguity", "graph_contiguity", "interleaving_check"):
+        from icml26.coherence import topology
+
+        return getattr(topology, name)
+    raise AttributeError(f"module 'icml26.coherence' has no attribute {name!r}")

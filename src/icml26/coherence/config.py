@@ -1,0 +1,102 @@
+"""Named presets (``smoke``, ``small``, ``paper``) of the claim experiments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CoherenceConfig:
+    """Sizes of the claim experiments.
+
+    Attributes
+    ----------
+    n_circle : int
+        Samples of the circle data (R^20 embedding of S^1).
+    steps, batch_size, n_features, hidden : int
+        Autoencoder training: Adam steps, batch size, code width m, hidden width.
+    lam_coh : float
+        Weight of Coh (fixed, not tuned per seed).
+    l1_grid, digit_l1_grid : tuple of float
+        L1 weights swept to match Coh's activation density (the closest density wins) on the circle and on
+        the rotated digits.
+    n_digit_images, n_angles, digit_steps : int
+        Rotated digits: base images, rotation angles per image, training steps.
+    topo_points : int
+        Samples (a random subset) whose Vietoris-Rips diagram is compared with the features'.
+    n_constructed : int
+        Coherent matrices built by construction per seed for the interleaving bound.
+    timing_n, timing_m, timing_repeats : int
+        Batch size, code width and repeats of the per-batch cost comparison (Coh vs a VR-persistence loss).
+    """
+
+    n_circle: int
+    steps: int
+    batch_size: int
+    n_features: int
+    hidden: int
+    lam_coh: float
+    l1_grid: tuple[float, ...]
+    digit_l1_grid: tuple[float, ...]
+    n_digit_images: int
+    n_angles: int
+    digit_steps: int
+    topo_points: int
+    n_constructed: int
+    timing_n: int = 1024
+    timing_m: int = 16
+    timing_repeats: int = 3
+
+
+PRESETS: dict[str, CoherenceConfig] = {
+    "smoke": CoherenceConfig(
+        n_circle=512,
+        steps=300,
+        batch_size=256,
+        n_features=16,
+        hidden=64,
+        lam_coh=0.1,
+        l1_grid=(0.005, 0.015),
+        digit_l1_grid=(0.015, 0.03),
+        n_digit_images=8,
+        n_angles=36,
+        digit_steps=300,
+        topo_points=200,
+        n_constructed=3,
+        timing_repeats=2,
+    ),
+    "small": CoherenceConfig(
+        n_circle=1500,
+        steps=1500,
+        batch_size=256,
+        n_features=16,
+        hidden=64,
+        lam_coh=0.1,
+        l1_grid=(0.002, 0.004, 0.007, 0.012, 0.02, 0.035),
+        digit_l1_grid=(0.01, 0.02, 0.035, 0.06, 0.1),
+        n_digit_images=30,
+        n_angles=36,
+        digit_steps=1500,
+        topo_points=400,
+        n_constructed=10,
+    ),
+    "paper": CoherenceConfig(
+        n_circle=4000,
+        steps=5000,
+        batch_size=512,
+        n_features=32,
+        hidden=128,
+        lam_coh=0.1,
+        l1_grid=(0.001, 0.002, 0.004, 0.007, 0.012, 0.02, 0.035, 0.06),
+        digit_l1_grid=(0.005, 0.01, 0.02, 0.035, 0.06, 0.1, 0.2),
+        n_digit_images=200,
+        n_angles=72,
+        digit_steps=5000,
+        topo_points=1000,
+        n_constructed=50,
+    ),
+}
+
+
+def get_config(scale) -> CoherenceConfig:
+    return PRESETS[str(scale)]

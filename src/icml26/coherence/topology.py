@@ -1,0 +1,151 @@
+"""The theorem, executable, and the interpretability metrics.
+
+Interleaving bound (our proof of the paper's statement, see README): let samples X and feature positions
+F = {f_j} lie in one metric space, every sample have an active feature and every feature an active sample
+(the coverage conditions), and r = max over active (i, j) of d(x_i, f_j) (the column radius). Then the
+Hausdorff distance d_H(X, F) <= r, hence the Gromov-Hausdorff distance is <= r and the Vietoris-Rips
+persistence diagrams (diameter convention, as ripser) satisfy
+
+    d_B(Dgm_k VR(X), Dgm_k VR(F)) <= 2 r        for every homology degree k.
+
+Metrics: per-feature contiguity (mass inside the largest contiguous region of its support) and number of
+support components, on the circle (binned angles) or on a kNN graph; feature-space H1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+
+from icml26.coherence.geometry import Geometry, check_codes
+
+__all__ = [
+    "arc_contiguity",
+    "bottleneck",
+    "graph_contiguity",
+    "interleaving_check",
+    "max_lifetime",
+    "vr_diagrams",
+]
+
+
+def vr_diagrams(D: np.ndarray, maxdim: int = 1) -> list[np.ndarray]:
+    """Vietoris-Rips persistence diagrams (ripser) of a distance matrix; the infinite H0 bar is dropped."""
+    from ripser import ripser
+
+    D = np.asarray(D, dtype=np.float64)
+    if D.shape[0] > 3000:
+        raise ValueError(f"{D.shape[0]} points is too many for Vietoris-Rips here; subsample to <= 3000")
+    dgms = ripser(D, maxdim=maxdim, distance_matrix=True)["dgms"]
+    return [d[np.isfinite(d[:, 1])] if len(d) else d.reshape(0, 2) for d in dgms]
+
+
+def bottleneck(d1: np.ndarray, d2: np.ndarray) -> float:
+    """Bottleneck distance (persim); empty diagrams are allowed."""
+    from persim import bottleneck as _bn
+
+    a = d1 if len(d1) else np.zeros((0, 2))
+    b = d2 if len(d2) else np.zeros((0, 2))
+    if not len(a) and not len(b):
+        return 0.0
+    if not len(a) or not len(b):  # every point matched to the diagonal
+        pts = a if len(a) else b
+        return float(((pts[:, 1] - pts[:, 0]) / 2).max())
+    return float(_bn(a, b))
+
+
+def max_lifetime(dgm: np.ndarray) -> float:
+    return float((dgm[:, 1] - dgm[:, 0]).max()) if len(dgm) else 0.0
+
+
+def interleaving_check(A, geometry: Geometry, *, maxdim: int = 1, rectify: bool = False) -> dict[str, float]:
+    """Bottleneck distances between the VR diagrams of samples and of feature positions, and the bound 2 r.
+
+    Dead features are dropped (they have no position) and uncovered samples make the bound inapplicable:
+    ``covered`` is then 0 and ``bound`` is inf.
+    """
+    A = check_codes(A, rectify=rectify)
+    live = A.sum(0) > 0
+    if live.sum() < 1:
+        raise ValueError("no feature is ever active: coverage fails and there are no feature positions")
+    A = A[:, live]
+    f = geometry.feature_positions(A)  # (m, k)
+    d_xf = geometry.distances(geometry.coords, f)  # (n, m)
+    r = float(np.where(A > 0, d_xf, 0.0).max())
+    covered = bool((A.sum(1) > 0).all())
+    dx = vr_diagrams(geometry.distances(geometry.coords, geometry.coords), maxdim)
+    df = vr_diagrams(geometry.distances(f, f), maxdim)
+    out = {"column_radius": r, "bound": 2 * r if covered else float("inf"), "covered": float(covered)}
+    for k in range(maxdim + 1):
+        out[f"bottleneck_H{k}"] = bottleneck(dx[k], df[k])
+        out[f"samples_H{k}_max_life"] = max_lifetime(dx[k])
+        out[f"features_H{k}_max_life"] = max_lifetime(df[k])
+    out["bottleneck_max"] = max(out[f"bottleneck_H{k}"] for k in range(maxdim + 1))
+    return out
+
+
+def _runs_circular(mask: np.ndarray) -> list[np.ndarray]:
+    """Index arrays of the maximal runs of True in a circular boolean array."""
+    if mask.all():
+        return [np.arange(len(mask))]
+    if not mask.any():
+        return []
+    start = int(np.flatnonzero(~mask)[0])  # rotate so a False comes first: no run wraps
+    rolled = np.roll(mask, -start)
+    runs, cur = [], []
+    for i, v in enumerate(rolled):
+        if v:
+            cur.append((i + start) % len(mask))
+        elif cur:
+            runs.append(np.asarray(cur))
+            cur = []
+    if cur:
+        runs.append(np.asarray(cur))
+    return runs
+
+
+def arc_contiguity(A, theta, *, bins: int = 48, rel: float = 0.1, rectify: bool = False) -> dict[str, np.ndarray]:
+    """Per-feature contiguity on the circle.
+
+    The tuning curve of feature j is its mean activation in ``bins`` equal angle bins; its support is the bins
+    above ``rel`` x the curve's peak. ``contiguity`` = mass (sum of the curve) in the largest circular run of
+    support over the mass of the whole support; ``components`` = number of runs; ``live`` marks features that ever fire.
+    Also returns ``tiling``: fraction of bins inside some feature's largest run (features tile the circle).
+    """
+    A = check_codes(A, rectify=rectify)
+    theta = np.mod(np.asarray(theta, dtype=np.float64).reshape(-1), 2 * np.pi)
+    if len(theta) != len(A):
+        raise ValueError(f"{len(theta)} angles for {len(A)} samples")
+    b = np.minimum((theta / (2 * np.pi) * bins).astype(int), bins - 1)
+    counts = np.bincount(b, minlength=bins)
+    curves = np.stack([np.bincount(b, weights=A[:, j], minlength=bins) for j in range(A.shape[1])], 1)
+    curves = curves / np.maximum(counts, 1)[:, None]  # (bins, m)
+    m = A.shape[1]
+    contig, comps, covered = np.full(m, np.nan), np.zeros(m), np.zeros(bins, bool)
+    live = curves.max(0) > 0
+    for j in np.flatnonzero(live):
+        c = curves[:, j]
+        support = c > rel * c.max()
+        runs = _runs_circular(support)
+        best = max(runs, key=lambda r: c[r].sum())
+        contig[j] = c[best].sum() / c[support].sum()
+        comps[j] = len(runs)
+        covered[best] = True
+    return {"contiguity": contig, "components": comps, "live": live, "tiling": np.float64(covered.mean())}
+
+
+def graph_contiguity(A, adjacency, *, rel: float = 0.1, rectify: bool = False) -> dict[str, np.ndarray]:
+    """Per-feature contiguity on a general geometry: components of the support (entries above ``rel`` x the
+    feature's peak) in the sample graph ``adjacency`` (n, n sparse); contiguity = mass in the largest one."""
+    A = check_codes(A, rectify=rectify)
+    m = A.shape[1]
+    contig, comps = np.full(m, np.nan), np.zeros(m)
+    live = A.max(0) > 0
+    for j in np.flatnonzero(live):
+        a = A[:, j]
+        sup = np.flatnonzero(a > rel * a.max())
+        n_c, lab = connected_components(adjacency[sup][:, sup], directed=False)
+        mass = np.bincount(lab, weights=a[sup], minlength=n_c)
+        contig[j] = mass.max() / mass.sum()
+        comps[j] = n_c
+    return {"contiguity": contig, "components": comps, "live": live}

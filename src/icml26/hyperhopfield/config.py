@@ -1,0 +1,62 @@
+"""Problem sizes of the claims per scale (``smoke`` seconds, ``small`` minutes, ``paper`` larger)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Config:
+    # mhn-is-mmse: P patterns in R^d with norms uniform in [0.5, 1.5], Gaussian noise sigma
+    mmse_d: int = 16
+    mmse_patterns: int = 64
+    mmse_sigma: float = 0.6
+    mmse_queries: int = 20000
+    mmse_log2_grid: tuple[float, float, float] = (-1.5, 1.5, 0.125)
+    """log2(beta sigma^2) grid: start, stop, step."""
+    # multiscale-widths-hyperbolic: 1-D track [0, 1]
+    geo_cells: int = 200
+    geo_mean_width: float = 0.05
+    geo_seps: tuple[float, float, int] = (-3.5, -0.5, 25)
+    """log10 separations: start, stop, count."""
+    geo_pairs: int = 300
+    geo_points: int = 60
+    """positions for the naive tests (delta, MDS stress, Betti curves)."""
+    # hyperbolic-capacity
+    cap_dims: tuple[int, ...] = (2, 3, 4)
+    cap_radii: tuple[float, ...] = (2.0, 4.0, 8.0)
+    cap_noise: float = 0.5
+    cap_p_max: int = 4096
+    cap_queries: int = 400
+    cap_draws: int = 40
+    """pattern sets per P (the queries are spread over them): the success rate is an average over pattern draws"""
+    cap_beta_rho2: tuple[float, ...] = (4.0, 16.0, 64.0)
+    """beta grid as beta * rho^2 (every memory is tuned on the same grid)."""
+    # better-decoding: 1-D track, Poisson counts, posterior-mean decoder
+    dec_cells: int = 50
+    dec_budget: float = 20.0
+    dec_widths: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2)
+    dec_queries: int = 2000
+    dec_grid: int = 400
+
+
+PRESETS = {
+    "smoke": Config(
+        mmse_queries=3000,
+        geo_cells=120,
+        geo_seps=(-3.5, -0.5, 17),
+        geo_pairs=120,
+        geo_points=30,
+        cap_dims=(2, 3),
+        cap_radii=(4.0, 8.0),
+        cap_p_max=256,
+        cap_queries=200,
+        cap_draws=4,
+        cap_beta_rho2=(16.0, 64.0),
+        dec_queries=600,
+        dec_widths=(0.01, 0.02, 0.05, 0.1),  # brackets the optimum (0.02-0.05): tuning not censored at the edge
+        dec_grid=200,
+    ),
+    "small": Config(),
+    "paper": Config(mmse_queries=100000, geo_cells=1000, geo_pairs=2000, cap_dims=(2, 3, 4, 6), cap_p_max=16384),
+}

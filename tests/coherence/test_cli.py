@@ -1,0 +1,115 @@
+"""CLI verbs end to end, and bad input: one line, exit 2, no traceback, no output file."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from icml26.cli import main
+
+DATA = Path(__file__).parent / "data"
+CODES, THETA, DIST = (str(DATA / f) for f in ("codes.npy", "theta.npy", "distances.npy"))
+
+
+def test_fit_then_score(tmp_path, capsys):
+    out, js = tmp_path / "c.npz", tmp_path / "f.json"
+    argv = ["coherence", "fit", "-n", "96", "--steps", "10", "--features", "6", "--out", str(out), "--json", str(js)]
+    assert main(argv) == 0
+    summary = json.loads(js.read_text())
+    assert summary["penalty"] == "coh" and 0 <= summary["density"] <= 1
+    with np.load(out) as z:
+        np.save(tmp_path / "codes.npy", z["codes"])
+        np.save(tmp_path / "theta.npy", z["theta"])
+    capsys.readouterr()
+    argv = ["coherence", "score", str(tmp_path / "codes.npy"), "--positions", str(tmp_path / "theta.npy")]
+    assert main([*argv, "--geometry", "circular"]) == 0
+    assert "score:" in capsys.readouterr().out
+
+
+def test_score_fixture(tmp_path, capsys):
+    js = tmp_path / "s.json"
+    argv = ["coherence", "score", CODES, "--positions", THETA, "--geometry", "circular", "--r-col", "2"]
+    assert main([*argv, "--json", str(js)]) == 0
+    s = json.loads(js.read_text())
+    assert s["coherent"] is True and s["score"] > 0.9 and s["dead_features"] == 0
+    assert main(["coherence", "score", CODES, "--distances", DIST, "--topology"]) == 0
+    assert "topology.bound" in capsys.readouterr().out
+
+
+def test_dead_feature_is_a_coverage_report(tmp_path, capsys):
+    A = np.load(CODES)
+    A[:, 2] = 0
+    np.save(tmp_path / "dead.npy", A)
+    assert main(["coherence", "score", str(tmp_path / "dead.npy"), "--positions", THETA]) == 0
+    out = capsys.readouterr().out
+    assert "coverage failure: 1 feature(s) never active" in out and "dead_feature_indices: [2]" in out
+
+
+def _bad(tmp_path, capsys, argv, needle, out_file=None):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and needle in err, err
+    if out_file is not None:
+        assert not Path(out_file).exists()
+        assert not list(Path(out_file).parent.glob("*.part"))
+
+
+def _save(tmp_path, name, arr):
+    p = tmp_path / name
+    np.save(p, arr)
+    return str(p)
+
+
+def test_bad_codes(tmp_path, capsys):
+    js = str(tmp_path / "out.json")
+    A = np.load(CODES)
+    base = ["--positions", THETA, "--json", js]
+    _bad(tmp_path, capsys, ["coherence", "score", _save(tmp_path, "neg.npy", A - 0.5), *base], "negative", js)
+    assert main(["coherence", "score", str(tmp_path / "neg.npy"), *base, "--rectify"]) == 0
+    Path(js).unlink()
+    capsys.readouterr()
+    nan = A.copy()
+    nan[0, 0] = np.nan
+    _bad(tmp_path, capsys, ["coherence", "score", _save(tmp_path, "nan.npy", nan), *base], "NaN", js)
+    inf = A.copy()
+    inf[0, 0] = np.inf
+    _bad(tmp_path, capsys, ["coherence", "score", _save(tmp_path, "inf.npy", inf), *base], "NaN or inf", js)
+    _bad(tmp_path, capsys, ["coherence", "score", _save(tmp_path, "1d.npy", A[0]), *base], "2-D", js)
+    _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path / "missing.npy"), *base], "does not exist", js)
+    (tmp_path / "empty.npy").write_bytes(b"")
+    _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path / "empty.npy"), *base], "empty", js)
+    (tmp_path / "junk.npy").write_bytes(b"\x00garbage\xff" * 10)
+    _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path / "junk.npy"), *base], "not a readable", js)
+    _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path), *base], "directory", js)
+
+
+def test_bad_distances_and_positions(tmp_path, capsys):
+    D = np.load(DIST)
+    asym = D.copy()
+    asym[0, 1] += 1.0
+    _bad(tmp_path, capsys, ["coherence", "score", CODES, "--distances", _save(tmp_path, "a.npy", asym)], "symmetric")
+    _bad(tmp_path, capsys, ["coherence", "score", CODES, "--distances", _save(tmp_path, "n.npy", -D)], "negative")
+    _bad(tmp_path, capsys, ["coherence", "score", CODES, "--distances", _save(tmp_path, "s.npy", D[:5, :5])], "5")
+    _bad(tmp_path, capsys, ["coherence", "score", CODES, "--positions", _save(tmp_path, "p.npy", np.ones(7))], "n =")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["-n", "0"], ["-n", "nan"], ["--steps", "-1"], ["--lam", "nan"], ["--lam", "inf"], ["--lam", "-1"],
+     ["-n", "100000000"], ["--features", "1e12"], ["--seed", "-1"], ["--device", "tpu"]],
+)  # fmt: skip
+def test_bad_fit_numbers(tmp_path, capsys, extra):
+    out = tmp_path / "c.npz"
+    assert main(["coherence", "fit", "-n", "64", "--steps", "2", "--out", str(out), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert not out.exists()
+
+
+def test_bad_output_paths(tmp_path, capsys):
+    _bad(tmp_path, capsys, ["coherence", "fit", "--out", str(tmp_path / "no" / "c.npz")], "does not exist")
+    _bad(tmp_path, capsys, ["coherence", "fit", "--out", str(tmp_path / "c.npy")], ".npz")
+    _bad(tmp_path, capsys, ["coherence", "fit", "--out", str(tmp_path)], "directory")
+    _bad(tmp_path, capsys, ["coherence", "fit", "--data", "circle", "--geometry", "circular", "--data", "torus",
+                            "-n", "64", "--steps", "1", "--json", str(tmp_path / "x.txt")], ".json")  # fmt: skip
