@@ -9,9 +9,10 @@ Two passes, both through ``icml26.cli.main`` (so the core's error translation is
    verb's other required arguments filled in plainly. Each must exit non-zero with one line on stderr and no traceback.
 2. **From examples** (``tests/<id>/cli_examples.py``, ``EXAMPLES``: argv lists with ``{tmp}`` for the work
    directory, run in order): every example must succeed; then each number in an example is replaced by nan,
-   inf, -1, 0 and 1e12, each input file by the bad files above, each output path by a directory and by a path
-   in a missing directory. A bad value must give exit 2, one line, no traceback, no new or changed file; a
-   number may also be accepted (exit 0), but never with a traceback, a hang or a crash.
+   inf, -1, 0 and 1e12 (also written in digits), each input file by the bad files above, each output path by
+   a directory and by a path in a missing directory. A bad value must give exit 2, one line, no traceback,
+   no new or changed file; a number may also be accepted (exit 0), but never with a traceback, a hang or a
+   crash.
 
 Each case runs under an alarm (``CASE_SECONDS``) and the process under an address-space limit, so a verb that
 allocates for a huge size or loops forever is reported instead of taking the machine down. The result is a
@@ -36,7 +37,7 @@ from pathlib import Path
 
 CASE_SECONDS = 20
 MEMORY_LIMIT_BYTES = 8 * 2**30
-BAD_NUMBERS = ("nan", "inf", "-1", "0", "1e12")
+BAD_NUMBERS = ("nan", "inf", "-1", "0", "1e12", "1000000000000")  # 1e12 in digits too: int() rejects "1e12"
 
 
 class Hang(Exception):
