@@ -1,7 +1,5 @@
 """``icml26 fakesys mean 1 2 3``: the fake system's one verb."""
 
-from fakesys import sample_mean
-
 from icml26._util.cli import ArgumentParser, finite_float
 
 
@@ -14,6 +12,8 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv):
+    from fakesys import sample_mean
+
     args = build_parser().parse_args(argv)
     print(sample_mean(args.values))
     return 0
