@@ -330,3 +330,35 @@ def test_output_into_a_closed_pipe_is_quiet():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def _readme_commands(spec):
+    """Every ``icml26 <id> ...`` command line in the code blocks of a system README (continuations joined,
+    comments and ``[optional]`` parts dropped, a leading ``printf ... |`` pipe allowed)."""
+    import re
+
+    text = spec.readme.read_text()
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            match = re.search(r"(?:^|\|\s*)icml26\s+" + spec.id + r"\s+(.*)$", line)
+            if match:
+                command = re.sub(r"\s+#.*$", "", match.group(1))
+                command = re.sub(r"\[[^\]]*\]", "", command)
+                yield re.split(r" \| | > | && ", command)[0]
+
+
+@pytest.mark.parametrize("system_id", [s.id for s in SYSTEMS.values() if s.implemented])
+def test_every_command_a_readme_shows_parses(system_id, capsys):
+    """A README example with a renamed or removed flag is the first thing a new user hits."""
+    import importlib
+    import shlex
+
+    spec = SYSTEMS[system_id]
+    parser = importlib.import_module(f"{spec.module}.cli").build_parser()
+    commands = list(_readme_commands(spec))
+    assert commands, f"{system_id}: its README shows no 'icml26 {system_id} ...' command"
+    for command in commands:
+        try:
+            parser.parse_args(shlex.split(command))
+        except SystemExit as exc:
+            assert exc.code in (0, None), f"README command 'icml26 {system_id} {command}': {capsys.readouterr().err}"
