@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from icml26.gpm.irt import ItemBank, check_responses, quadrature_grid
 
@@ -141,13 +142,17 @@ def calibrate(
 
     opt = torch.optim.LBFGS(params, lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe", tolerance_grad=1e-7)
 
+    bar = tqdm(total=max_iter, desc=f"calibrating {model}", unit="eval", disable=None, leave=False)
+
     def closure():
         opt.zero_grad()
         loss = negative_log_posterior()
         loss.backward()
+        bar.update()  # one evaluation of the marginal likelihood (a terminal progress bar only)
         return loss
 
-    loss = opt.step(closure)
+    with bar:
+        loss = opt.step(closure)
     logger.info(
         "calibrated %d items on %d examinees: -log posterior / N = %.4f", n_items, x.shape[0], float(loss.detach())
     )

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 
 from icml26.gpm.evaluate import Split, split_pool
 from icml26.gpm.irt import ItemBank, check_responses
@@ -247,7 +248,8 @@ class GPMSelector(Selector):
         opt = torch.optim.Adam(policy.parameters(), lr=self.lr)
         history = []
         policy.train()
-        for epoch in range(self.epochs):
+        epochs = tqdm(range(self.epochs), desc=f"{self.name} training", unit="epoch", disable=None, leave=False)
+        for epoch in epochs:  # a progress bar on a terminal only (disable=None)
             order = torch.randperm(x.shape[0], generator=torch_gen)
             losses = []
             for lo in range(0, x.shape[0], self.batch_size):
@@ -262,6 +264,7 @@ class GPMSelector(Selector):
                 opt.step()
                 losses.append(float(loss.detach()))
             history.append(float(np.mean(losses)))
+            epochs.set_postfix(loss=f"{history[-1]:.4f}")
             logger.info("%s epoch %d: loss %.4f", self.name, epoch + 1, history[-1])
         policy.eval()
         self.policy_ = policy

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+from tqdm.auto import tqdm
 
 from icml26._util.io import atomic_output, check_input_file
 
@@ -214,7 +215,8 @@ def train_score_prior(
     data_t = torch.from_numpy(images - mean)[:, None]  # centred images (N, 1, S, S)
     log_lo, log_hi = math.log(sigma_min), math.log(sigma_max)
     start, loss_ema = time.perf_counter(), None
-    for step in range(n_steps):
+    steps = tqdm(range(n_steps), desc="training score prior", unit="step", disable=None, leave=False)
+    for step in steps:  # a progress bar on a terminal only (disable=None)
         idx = torch.randint(len(data_t), (batch_size,), generator=gen)
         x = data_t[idx]
         sigma = torch.exp(log_lo + (log_hi - log_lo) * torch.rand(batch_size, generator=gen))
@@ -228,6 +230,7 @@ def train_score_prior(
         sched.step()
         loss_ema = loss.item() if loss_ema is None else 0.98 * loss_ema + 0.02 * loss.item()
         if step % 500 == 0 or step == n_steps - 1:
+            steps.set_postfix(loss=f"{loss_ema:.4f}")
             logger.info(
                 "score prior step %d/%d loss %.4f (%.0f s)", step + 1, n_steps, loss_ema, time.perf_counter() - start
             )
