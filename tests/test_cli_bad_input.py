@@ -38,3 +38,20 @@ def test_every_verb_rejects_bad_input_cleanly(system_id, tmp_path):
     assert not report["problems"], f"{len(report['problems'])} of {report['cases']} cases:\n" + "\n".join(
         report["problems"]
     )
+
+
+@pytest.mark.parametrize("system_id", IMPLEMENTED)
+def test_every_argument_has_help_text(system_id):
+    import argparse
+    import importlib
+
+    parser = importlib.import_module(f"{SYSTEMS[system_id].module}.cli").build_parser()
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    verbs = dict(subparsers[0].choices) if subparsers else {"": parser}
+    missing = [
+        f"{verb} {action.option_strings[0] if action.option_strings else action.dest}"
+        for verb, sub in verbs.items()
+        for action in sub._actions
+        if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()
+    ]
+    assert not missing, f"{system_id}: arguments without help text: {', '.join(missing)}"

@@ -144,3 +144,19 @@ def test_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--help"])
     assert "(default: 7)" in capsys.readouterr().out
+
+
+def test_help_names_no_meaningless_default(capsys):
+    from icml26._util.cli import ArgumentParser
+
+    parser = ArgumentParser(prog="icml26 demo")
+    parser.add_argument("data", help="input file")
+    parser.add_argument("--out", required=True, help="output file")
+    parser.add_argument("--seed", type=int, default=None, help="random seed; a fresh one when absent")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--rate", type=float, default=0.5, help="rate (default: one half)")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert "default: None" not in out and "default: False" not in out
+    assert out.count("default") == 1  # only the one the help text names itself

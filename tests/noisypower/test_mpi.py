@@ -28,3 +28,18 @@ def test_mpi_8_ranks_matches_simulation(method, graph):
     np.testing.assert_allclose(mpi.history["sin_theta"], sim.history["sin_theta"], rtol=1e-8, atol=1e-12)
     assert mpi.rounds == sim.rounds and mpi.bytes_sent == sim.bytes_sent
     assert sim.history["sin_theta"][-1] < 0.5 * sim.history["sin_theta"][0]  # it made progress
+
+
+def test_progress_lines_are_filtered_from_errors():
+    """Rank 0's progress lines drive the bar and never reach the error text; other stderr is kept."""
+    import sys
+
+    from icml26.noisypower.mpi import PROGRESS, _run_with_progress
+
+    script = (
+        f"import sys; print('{PROGRESS} 3 1e-2', file=sys.stderr); print('real error', file=sys.stderr); sys.exit(4)"
+    )
+    code, err = _run_with_progress([sys.executable, "-c", script], {}, max_iter=10, timeout=30)
+    assert code == 4 and err == "real error\n"
+    with pytest.raises(TimeoutError, match="did not finish"):
+        _run_with_progress([sys.executable, "-c", "import time; time.sleep(30)"], {}, max_iter=1, timeout=0.5)

@@ -3,7 +3,8 @@
 Every system's ``cli.py`` exposes ``build_parser() -> ArgumentParser`` (built with :class:`ArgumentParser`
 below) and ``main(argv) -> int``. The parser
 
-- shows every argument's default in ``--help`` (``ArgumentDefaultsHelpFormatter``);
+- shows every optional argument's default in ``--help`` (``DefaultsHelpFormatter``: not for required
+  arguments, flags or a default of None);
 - reports a bad argument on ONE line, ``icml26 <id> <verb>: error: ...``, and exits with status 2 (argparse
   prints the whole usage block first, which buries the message);
 - rejects non-finite, negative or out-of-range numbers at parse time through the ``type=`` helpers here, so a
@@ -19,6 +20,7 @@ from collections.abc import Callable
 
 __all__ = [
     "ArgumentParser",
+    "DefaultsHelpFormatter",
     "bounded_int",
     "finite_float",
     "fraction",
@@ -29,11 +31,29 @@ __all__ = [
 ]
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Appends ``(default: X)`` to an optional argument's help, unless the argument is required, has no
+    default (``None``: the help says what happens then), is a flag, or its help already names the default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help_text = action.help or ""
+        if (
+            "default" in help_text.lower()
+            or action.required
+            or not action.option_strings
+            or action.default is None
+            or action.default is argparse.SUPPRESS
+            or isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+        ):
+            return help_text
+        return f"{help_text} (default: %(default)s)"
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` with defaults in ``--help`` and one-line errors (exit status 2)."""
 
     def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):

@@ -7,14 +7,21 @@ import json
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_float, nonnegative_int, positive_int
+from icml26._util.cli import (
+    ArgumentParser,
+    DefaultsHelpFormatter,
+    bounded_int,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+)
 from icml26._util.io import atomic_output, check_output_path, save_npz
 
 DATASETS = ("circle", "torus", "rotated-digits", "minilm-tokens")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = DefaultsHelpFormatter
     parser = ArgumentParser(
         prog="icml26 coherence",
         description="Coherence of non-negative codes (Fréchet variances on a sample geometry) and the Coh "

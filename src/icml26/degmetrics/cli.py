@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_int
 from icml26._util.io import atomic_output, check_output_path
@@ -84,9 +85,19 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_save_dir(folder: str) -> None:
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--save {folder}: exists and is not a folder")
+    path.mkdir(parents=True, exist_ok=True)
+    check_output_path(path / "real_half.h5ad")
+
+
 def _baselines(args: argparse.Namespace) -> int:
     if args.out:
         check_output_path(args.out)
+    if args.save:
+        _check_save_dir(args.save)
     from icml26.degmetrics.baselines import calibration_baselines
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import DEGReference, evaluate
@@ -105,6 +116,11 @@ def _baselines(args: argparse.Namespace) -> int:
     table = pd.DataFrame(rows).T
     if args.out:
         _write_csv(table, args.out)
+    if args.save:
+        for name, data in {"real_half": half, **preds}.items():
+            with atomic_output(Path(args.save) / f"{name}.h5ad") as tmp:
+                data.write_h5ad(tmp)
+        print(f"wrote real_half.h5ad and {', '.join(f'{n}.h5ad' for n in preds)} to {args.save}")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     _note_undefined(table)
     return 0
@@ -161,6 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", required=True, choices=["counts", "log1p"], help="scale of the observed data")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed of the half split")
     p.add_argument("--out", default=None, help="write the table to this CSV")
+    p.add_argument(
+        "--save",
+        default=None,
+        metavar="DIR",
+        help="also write the scored half (real_half.h5ad) and each baseline's prediction (<name>.h5ad, one "
+        "log1p row per perturbation) into DIR, ready for 'score --pred DIR/<name>.h5ad --real DIR/real_half.h5ad'",
+    )
     p.set_defaults(func=_baselines)
     return parser
 

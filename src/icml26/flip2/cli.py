@@ -9,7 +9,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from icml26._util.cli import ArgumentParser, bounded_int
+from icml26._util.cli import ArgumentParser, DefaultsHelpFormatter, bounded_int
 from icml26._util.io import atomic_output, check_output_path
 from icml26.flip2.data import (
     GB1_SPLITS,
@@ -28,7 +28,7 @@ DEFAULT_MODELS = "ridge,zsridge,cnn,levenshtein,blosum62"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = DefaultsHelpFormatter
     parser = ArgumentParser(
         prog="icml26 flip2",
         formatter_class=fmt,

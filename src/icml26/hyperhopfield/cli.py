@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, positive_float, positive_int
+from icml26._util.cli import ArgumentParser, DefaultsHelpFormatter, positive_float, positive_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy
 
 
@@ -32,7 +32,7 @@ def _list(conv):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = DefaultsHelpFormatter
     parser = ArgumentParser(
         prog="icml26 hyperhopfield",
         description="Hyperbolic population geometry, MHN = MMSE decoding and Karcher-flow hyperbolic memory.",

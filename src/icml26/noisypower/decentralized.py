@@ -25,6 +25,7 @@ eigenspace of ``A = (1/n) sum_i A_i``. Nodes only talk to graph neighbours, thro
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -135,6 +136,7 @@ def run_decentralized(
     patience: int = 100,
     divergence: float = 1.0,
     strict: bool = True,
+    progress: Callable[[int, float], None] | None = None,
 ) -> DecentralizedResult:
     """The decentralized loop on any network backend (:class:`SimNetwork` or the MPI one).
 
@@ -157,6 +159,8 @@ def run_decentralized(
         Raise :class:`InsufficientMixingError` when a tracking method (``deepca``, ``accelerated``) stalls:
         with exact tracking they converge linearly, so a stall means too few gossip rounds. The naive
         ``gossip`` method stalls by design (its bias floor) and only reports ``status="stalled"``.
+    progress : callable, optional
+        Called as ``progress(t, worst_sin_theta)`` after every iteration (the MPI backend's progress bar).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
@@ -197,6 +201,8 @@ def run_decentralized(
         hist["sin_theta"].append(err)
         hist["tan_theta"].append(float(np.sqrt(max(0.0, 1.0 - cos**2))) / cos if cos > 0 else np.inf)
         hist["rounds"].append(t * K)
+        if progress is not None:
+            progress(t, err)
         if err <= tol:
             status = "converged"
             break

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -120,9 +121,9 @@ def run_mpi(
         env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
         env.setdefault("MPIR_CVAR_POLLS_BEFORE_YIELD", "1")
         cmd = [mpiexec, "-n", str(n), sys.executable, "-m", "icml26.noisypower.mpi", str(inp), str(out)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        if proc.returncode != 0 or not out.is_file():
-            raise RuntimeError(f"mpiexec failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        returncode, stderr = _run_with_progress(cmd, env, max_iter, timeout)
+        if returncode != 0 or not out.is_file():
+            raise RuntimeError(f"mpiexec failed (exit {returncode}):\n{stderr[-2000:]}")
         with np.load(out, allow_pickle=False) as z:
             meta = z["meta"]
             hist = {name: list(z[f"hist_{name}"]) for name in ("sin_theta", "tan_theta", "consensus", "rounds")}
@@ -140,6 +141,54 @@ def run_mpi(
                 float(meta[4]),
                 hist,
             )
+
+
+PROGRESS = "icml26-progress"  # rank 0 writes "<PROGRESS> t sin_theta" lines to stderr
+
+
+def _run_with_progress(cmd: list[str], env: dict[str, str], max_iter: int, timeout: float) -> tuple[int, str]:
+    """Run ``mpiexec``; show rank 0's iterations as a progress bar on a terminal; return (exit code, stderr).
+
+    The bar appears only when stderr is a terminal and tqdm is installed; progress lines never reach the
+    returned stderr, so error messages stay readable. Raises ``TimeoutError`` after ``timeout`` seconds.
+    """
+    bar = None
+    if sys.stderr.isatty():
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=max_iter, desc="mpi iterations", unit="it", leave=False)
+        except ImportError:
+            pass
+    lines: list[str] = []
+
+    def read(stream) -> None:
+        for line in stream:
+            if line.startswith(PROGRESS):
+                _, t, err = line.split()
+                if bar is not None:
+                    bar.n = int(t)
+                    bar.set_postfix_str(f"sin theta {float(err):.2e}", refresh=True)
+            else:
+                lines.append(line)
+
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        streams = (proc.stderr, proc.stdout)
+        readers = [threading.Thread(target=read, args=(stream,), daemon=True) for stream in streams]
+        for reader in readers:
+            reader.start()
+        try:
+            returncode = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise TimeoutError(f"mpiexec did not finish in {timeout:.0f} s") from None
+        finally:
+            for reader in readers:
+                reader.join(timeout=5)
+            if bar is not None:
+                bar.close()
+    return returncode, "".join(lines)
 
 
 def _worker(inp: str, out: str) -> None:
@@ -165,6 +214,7 @@ def _worker(inp: str, out: str) -> None:
         reference=reference,
         patience=int(patience),
         strict=False,
+        progress=_report if comm.rank == 0 else None,
     )
     bases = comm.gather(res.bases[0], root=0)  # diagnostics only
     if comm.rank == 0:
@@ -175,6 +225,10 @@ def _worker(inp: str, out: str) -> None:
             meta=np.array([res.n_iter, res.rounds, res.bytes_sent, res.converged, res.mixing_contraction]),
             **{f"hist_{name}": np.asarray(v) for name, v in res.history.items()},
         )
+
+
+def _report(t: int, err: float) -> None:
+    print(PROGRESS, t, f"{err:.6e}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
