@@ -103,3 +103,34 @@ def test_checkpoints_load_safely():
             if "weights_only=True" not in call.replace(" ", ""):
                 loads.append(f"{rel}: torch.load({call})")
     assert not unsafe and not loads, "\n".join(unsafe + loads)
+
+
+def test_the_library_leaves_torchs_global_rng_alone():
+    """A library call that reseeds torch's global generator silently changes what the caller's own code draws
+    next. ``torch.manual_seed`` may appear only inside a ``torch.random.fork_rng`` block (which restores the
+    caller's state), or where a run starts: a system's ``claims.py`` / ``cli.py``, ucast's claim driver and
+    ``seed_everything`` (whose job it is)."""
+    src = ROOT / "src" / "icml26"
+    starts = {"ucast/experiment.py", "_util/seed.py"}
+    offenders = []
+    for path in sorted(src.rglob("*.py")):
+        if path.name in ("claims.py", "cli.py") or path.relative_to(src).as_posix() in starts:
+            continue
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if "torch.manual_seed(" not in line or line.lstrip().startswith("#"):
+                continue
+            depth, inside = len(line) - len(line.lstrip()), False
+            for above in reversed(lines[:i]):  # walk out through the enclosing blocks
+                indent = len(above) - len(above.lstrip())
+                if not above.strip() or indent >= depth:
+                    continue
+                if "fork_rng(" in above:
+                    inside = True
+                    break
+                if above.lstrip().startswith(("def ", "class ", "async def ")):
+                    break
+                depth = indent
+            if not inside:
+                offenders.append(f"{path.relative_to(src.parent)}:{i + 1}: {line.strip()}")
+    assert not offenders, "torch.manual_seed outside torch.random.fork_rng:\n" + "\n".join(offenders)

@@ -111,43 +111,44 @@ def fit_response_model(
         raise ValueError(f"arch must be one of {sorted(ARCHITECTURES)}; got {arch!r}")
     if select not in ("loss", "pearson_delta_all"):
         raise ValueError(f"select must be 'loss' or 'pearson_delta_all'; got {select!r}")
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(z))
-    n_val = max(1, round(cfg.val_fraction * len(z))) if cfg.val_fraction > 0 else 0
-    val, fit = perm[:n_val], perm[n_val:]
-    zt, yt = torch.as_tensor(z, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
-    wt = None if weights is None else torch.as_tensor(cfg.weight_scale * weights, dtype=torch.float32)
+    with torch.random.fork_rng(devices=[]):  # seeded here; the caller's global RNG is restored
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        perm = rng.permutation(len(z))
+        n_val = max(1, round(cfg.val_fraction * len(z))) if cfg.val_fraction > 0 else 0
+        val, fit = perm[:n_val], perm[n_val:]
+        zt, yt = torch.as_tensor(z, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+        wt = None if weights is None else torch.as_tensor(cfg.weight_scale * weights, dtype=torch.float32)
 
-    def loss_on(idx: np.ndarray) -> torch.Tensor:
-        return wmse_loss(model(zt[idx]), yt[idx], None if wt is None else wt[idx])
+        def loss_on(idx: np.ndarray) -> torch.Tensor:
+            return wmse_loss(model(zt[idx]), yt[idx], None if wt is None else wt[idx])
 
-    mu_fit = np.asarray(y, dtype=np.float64)[fit].mean(axis=0)  # (G,) reference of the neutral Δ
+        mu_fit = np.asarray(y, dtype=np.float64)[fit].mean(axis=0)  # (G,) reference of the neutral Δ
 
-    def val_score() -> float:  # higher is better
-        with torch.no_grad():
-            if select == "loss":
-                return -float(loss_on(val))
-            r = pearson_delta(model(zt[val]).double().numpy(), np.asarray(y)[val], mu_fit)  # (n_val,)
-        return float(np.nanmean(r)) if np.isfinite(r).any() else -np.inf  # a constant prediction has no Δ
+        def val_score() -> float:  # higher is better
+            with torch.no_grad():
+                if select == "loss":
+                    return -float(loss_on(val))
+                r = pearson_delta(model(zt[val]).double().numpy(), np.asarray(y)[val], mu_fit)  # (n_val,)
+            return float(np.nanmean(r)) if np.isfinite(r).any() else -np.inf  # a constant prediction has no Δ
 
-    kwargs = {"hidden": cfg.hidden} if arch == "mlp" else {}
-    model = ARCHITECTURES[arch](z.shape[1], y.shape[1], yt[fit].mean(dim=0), **kwargs)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr if lr is None else lr, weight_decay=cfg.weight_decay)
-    best, best_state = -np.inf, None
-    for epoch in range(cfg.epochs):
-        opt.zero_grad()
-        loss = loss_on(fit)
-        loss.backward()
-        opt.step()
-        if n_val and (epoch % 10 == 9 or epoch == cfg.epochs - 1):
-            current = val_score()
-            if current > best:
-                best, best_state = current, {k: v.clone() for k, v in model.state_dict().items()}
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.val_score_ = best
-    return model.eval()
+        kwargs = {"hidden": cfg.hidden} if arch == "mlp" else {}
+        model = ARCHITECTURES[arch](z.shape[1], y.shape[1], yt[fit].mean(dim=0), **kwargs)
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr if lr is None else lr, weight_decay=cfg.weight_decay)
+        best, best_state = -np.inf, None
+        for epoch in range(cfg.epochs):
+            opt.zero_grad()
+            loss = loss_on(fit)
+            loss.backward()
+            opt.step()
+            if n_val and (epoch % 10 == 9 or epoch == cfg.epochs - 1):
+                current = val_score()
+                if current > best:
+                    best, best_state = current, {k: v.clone() for k, v in model.state_dict().items()}
+        if best_state is not None:
+            model.load_state_dict(best_state)
+        model.val_score_ = best
+        return model.eval()
 
 
 @dataclass

@@ -243,32 +243,33 @@ class GPMSelector(Selector):
         x = torch.as_tensor(np.nan_to_num(x_np), dtype=torch.float32)
         pool, held = torch.as_tensor(split.pool), torch.as_tensor(split.heldout).to(torch.float32)
         tb = _TorchBank(self.bank)
-        torch.manual_seed(self.seed)
-        policy = SelectionPolicy(self.bank.n_items, self.hidden, self.dropout, self.anchor)
-        opt = torch.optim.Adam(policy.parameters(), lr=self.lr)
-        history = []
-        policy.train()
-        epochs = tqdm(range(self.epochs), desc=f"{self.name} training", unit="epoch", disable=None, leave=False)
-        for epoch in epochs:  # a progress bar on a terminal only (disable=None)
-            order = torch.randperm(x.shape[0], generator=torch_gen)
-            losses = []
-            for lo in range(0, x.shape[0], self.batch_size):
-                idx = order[lo : lo + self.batch_size]
-                loss = rollout(
-                    policy, tb, x[idx], pool[idx], held[idx], n_steps, self.inner_steps,
-                    self.temperature, self.objective, self.match, torch_gen,
-                )  # fmt: skip
-                opt.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(policy.parameters(), 5.0)
-                opt.step()
-                losses.append(float(loss.detach()))
-            history.append(float(np.mean(losses)))
-            epochs.set_postfix(loss=f"{history[-1]:.4f}")
-            logger.info("%s epoch %d: loss %.4f", self.name, epoch + 1, history[-1])
-        policy.eval()
-        self.policy_ = policy
-        self.history_ = history
+        with torch.random.fork_rng(devices=[]):  # seeded here; the caller's global RNG is restored
+            torch.manual_seed(self.seed)
+            policy = SelectionPolicy(self.bank.n_items, self.hidden, self.dropout, self.anchor)
+            opt = torch.optim.Adam(policy.parameters(), lr=self.lr)
+            history = []
+            policy.train()
+            epochs = tqdm(range(self.epochs), desc=f"{self.name} training", unit="epoch", disable=None, leave=False)
+            for epoch in epochs:  # a progress bar on a terminal only (disable=None)
+                order = torch.randperm(x.shape[0], generator=torch_gen)
+                losses = []
+                for lo in range(0, x.shape[0], self.batch_size):
+                    idx = order[lo : lo + self.batch_size]
+                    loss = rollout(
+                        policy, tb, x[idx], pool[idx], held[idx], n_steps, self.inner_steps,
+                        self.temperature, self.objective, self.match, torch_gen,
+                    )  # fmt: skip
+                    opt.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(policy.parameters(), 5.0)
+                    opt.step()
+                    losses.append(float(loss.detach()))
+                history.append(float(np.mean(losses)))
+                epochs.set_postfix(loss=f"{history[-1]:.4f}")
+                logger.info("%s epoch %d: loss %.4f", self.name, epoch + 1, history[-1])
+            policy.eval()
+            self.policy_ = policy
+            self.history_ = history
         return self
 
     def _check_fitted(self):

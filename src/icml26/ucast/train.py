@@ -190,39 +190,41 @@ def train_stage(
             )
 
     end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
-    for step in _progress(range(start, end), end - start, f"stage {cfg.stage}", progress and rank == 0):
-        gen = torch.Generator().manual_seed(seed * 1_000_003 + step * 7919 + rank)
-        torch.manual_seed(seed * 1_000_003 + step * 7919 + rank)  # dropout masks
-        idx = windows[torch.randint(len(windows), (per_rank,), generator=gen)]
-        b, t = idx[:, 0], idx[:, 1]
-        z_prev, z_cur, z_next = (data[b, t + k].to(device) for k in (-1, 0, 1))  # (B, C, H, W) each
-        f_cur = forc[b, t].to(device)
-        target = (z_next - z_cur) / model.res_std  # (B, C, H, W) residual-std space
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-            if cfg.stage == "det":
-                pred = _call(net, z_prev, z_cur, f_cur)
-                loss = lat_weighted_mae_torch(pred.float(), target, weights)
-            else:
-                m = cfg.members  # M dropout members share one batched forward pass
-                pred = _call(net, z_prev.repeat(m, 1, 1, 1), z_cur.repeat(m, 1, 1, 1), f_cur.repeat(m, 1))
-                loss = fair_crps_torch(pred.float().view(m, *target.shape), target, weights)
-        for o in optimizers:
-            o.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        for o in optimizers:
-            o.step()
-        for s in schedulers:
-            s.step()
-        ema.update_parameters(model)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"loss became {loss.item()} at step {step}")
-        if step % cfg.log_every == 0 or step == end - 1:
-            history.append({"step": step, "loss": float(loss.item()), "lr": schedulers[0].get_last_lr()[0]})
-            logger.info("stage %s step %d loss %.4f", cfg.stage, step, history[-1]["loss"])
-        if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < end:
-            save(step + 1)
+    cuda = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda):  # per-step dropout seeds; the caller's global RNG is restored
+        for step in _progress(range(start, end), end - start, f"stage {cfg.stage}", progress and rank == 0):
+            gen = torch.Generator().manual_seed(seed * 1_000_003 + step * 7919 + rank)
+            torch.manual_seed(seed * 1_000_003 + step * 7919 + rank)  # dropout masks
+            idx = windows[torch.randint(len(windows), (per_rank,), generator=gen)]
+            b, t = idx[:, 0], idx[:, 1]
+            z_prev, z_cur, z_next = (data[b, t + k].to(device) for k in (-1, 0, 1))  # (B, C, H, W) each
+            f_cur = forc[b, t].to(device)
+            target = (z_next - z_cur) / model.res_std  # (B, C, H, W) residual-std space
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
+                if cfg.stage == "det":
+                    pred = _call(net, z_prev, z_cur, f_cur)
+                    loss = lat_weighted_mae_torch(pred.float(), target, weights)
+                else:
+                    m = cfg.members  # M dropout members share one batched forward pass
+                    pred = _call(net, z_prev.repeat(m, 1, 1, 1), z_cur.repeat(m, 1, 1, 1), f_cur.repeat(m, 1))
+                    loss = fair_crps_torch(pred.float().view(m, *target.shape), target, weights)
+            for o in optimizers:
+                o.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.grad_clip:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            for o in optimizers:
+                o.step()
+            for s in schedulers:
+                s.step()
+            ema.update_parameters(model)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"loss became {loss.item()} at step {step}")
+            if step % cfg.log_every == 0 or step == end - 1:
+                history.append({"step": step, "loss": float(loss.item()), "lr": schedulers[0].get_last_lr()[0]})
+                logger.info("stage %s step %d loss %.4f", cfg.stage, step, history[-1]["loss"])
+            if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < end:
+                save(step + 1)
     save(end)
     out = copy.deepcopy(ema.module).eval()
     return out, history

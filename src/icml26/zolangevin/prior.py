@@ -207,33 +207,38 @@ def train_score_prior(
     if not 0 < sigma_min < sigma_max:
         raise ValueError("need 0 < sigma_min < sigma_max")
     gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    net = _make_net(arch, images.shape[1], width)
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
-    mean, sd = float(images.mean()), float(images.std())
-    data_t = torch.from_numpy(images - mean)[:, None]  # centred images (N, 1, S, S)
-    log_lo, log_hi = math.log(sigma_min), math.log(sigma_max)
-    start, loss_ema = time.perf_counter(), None
-    steps = tqdm(range(n_steps), desc="training score prior", unit="step", disable=None, leave=False)
-    for step in steps:  # a progress bar on a terminal only (disable=None)
-        idx = torch.randint(len(data_t), (batch_size,), generator=gen)
-        x = data_t[idx]
-        sigma = torch.exp(log_lo + (log_hi - log_lo) * torch.rand(batch_size, generator=gen))
-        z = torch.randn(x.shape, generator=gen)
-        noisy = x + sigma[:, None, None, None] * z
-        c_skip, c_out, c_in = _precond(sigma, sd)
-        loss = ((net(c_in * noisy, sigma) - (x - c_skip * noisy) / c_out) ** 2).mean()  # weighted DSM
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        loss_ema = loss.item() if loss_ema is None else 0.98 * loss_ema + 0.02 * loss.item()
-        if step % 500 == 0 or step == n_steps - 1:
-            steps.set_postfix(loss=f"{loss_ema:.4f}")
-            logger.info(
-                "score prior step %d/%d loss %.4f (%.0f s)", step + 1, n_steps, loss_ema, time.perf_counter() - start
-            )
-    prior = ScorePrior(net, images.shape[1], sigma_min, sigma_max, data, arch, width, mean, sd)
-    prior.final_loss_ = loss_ema
-    return prior
+    with torch.random.fork_rng(devices=[]):  # seeded here; the caller's global RNG is restored
+        torch.manual_seed(seed)
+        net = _make_net(arch, images.shape[1], width)
+        opt = torch.optim.Adam(net.parameters(), lr=lr)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, n_steps)
+        mean, sd = float(images.mean()), float(images.std())
+        data_t = torch.from_numpy(images - mean)[:, None]  # centred images (N, 1, S, S)
+        log_lo, log_hi = math.log(sigma_min), math.log(sigma_max)
+        start, loss_ema = time.perf_counter(), None
+        steps = tqdm(range(n_steps), desc="training score prior", unit="step", disable=None, leave=False)
+        for step in steps:  # a progress bar on a terminal only (disable=None)
+            idx = torch.randint(len(data_t), (batch_size,), generator=gen)
+            x = data_t[idx]
+            sigma = torch.exp(log_lo + (log_hi - log_lo) * torch.rand(batch_size, generator=gen))
+            z = torch.randn(x.shape, generator=gen)
+            noisy = x + sigma[:, None, None, None] * z
+            c_skip, c_out, c_in = _precond(sigma, sd)
+            loss = ((net(c_in * noisy, sigma) - (x - c_skip * noisy) / c_out) ** 2).mean()  # weighted DSM
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss_ema = loss.item() if loss_ema is None else 0.98 * loss_ema + 0.02 * loss.item()
+            if step % 500 == 0 or step == n_steps - 1:
+                steps.set_postfix(loss=f"{loss_ema:.4f}")
+                logger.info(
+                    "score prior step %d/%d loss %.4f (%.0f s)",
+                    step + 1,
+                    n_steps,
+                    loss_ema,
+                    time.perf_counter() - start,
+                )
+        prior = ScorePrior(net, images.shape[1], sigma_min, sigma_max, data, arch, width, mean, sd)
+        prior.final_loss_ = loss_ema
+        return prior
