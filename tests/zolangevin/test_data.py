@@ -75,3 +75,15 @@ def test_shapes_test_split_never_repeats_training_images(seed):
     assert dist.min() > 1e-6
     again = load_images("shapes", split="test", size=8, n=3, rng=np.random.default_rng(seed))
     assert np.array_equal(test, again)  # still seeded
+
+
+def test_images_load_from_a_user_data_root(tmp_path):
+    arr = np.random.default_rng(1).integers(0, 256, size=(6, 28, 28))
+    (tmp_path / "fashion").mkdir()
+    write_idx(tmp_path / "fashion" / "t10k-images-idx3-ubyte.gz", arr)
+    images = load_images("fashion-mnist", split="test", size=14, root=tmp_path)  # found recursively
+    assert images.shape == (6, 14, 14) and np.allclose(images, downsample(arr / 255.0, 14))
+    with pytest.raises(OSError, match="no train-images"):
+        load_images("fashion-mnist", split="train", root=tmp_path)
+    with pytest.raises(OSError, match="not a folder"):
+        load_images("mnist", root=tmp_path / "absent")

