@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export RAY_USAGE_STATS_ENABLED := 0
 export OMP_NUM_THREADS := 1
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test examples bench lint clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest
+
+# every code block of every system README, run as written (shrunk by example-test directives): minutes
+examples: $(STAMP)
+	$(BIN)/python -m pytest --runslow tests/test_readme_examples.py
 
 bench: $(STAMP)
 	$(PIP) -q -e '.[all,bench]'

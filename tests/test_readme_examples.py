@@ -11,6 +11,10 @@ An HTML comment right above a block (invisible on the rendered page) tells the t
 
 ``replace`` must match the block (a stale replacement fails the test); ``skip`` needs a reason. Nothing else
 is changed, so a block that runs here runs for a user who copies it.
+
+Running every README costs 15-80 s of CPU a system (several minutes in all), more than the default suite's
+budget allows, so the runs are marked ``slow`` (``make examples`` or ``pytest --runslow``); the default suite
+keeps the directive parser and ``tests/test_cli.py``'s check that every README command parses.
 """
 
 from __future__ import annotations
@@ -120,6 +124,7 @@ def _environment(tmp: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system_id", IMPLEMENTED)
 def test_readme_examples_run(system_id, tmp_path):
     blocks = readme_blocks(SYSTEMS[system_id].readme)
