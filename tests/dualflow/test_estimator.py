@@ -186,3 +186,13 @@ def test_video_frames_with_convolutional_flows(tmp_path):
     assert np.allclose(DualFlow.load(tmp_path / "v.pt").transform(X), Z, atol=1e-6)
     with pytest.raises(ValueError, match="frame_shape"):
         DualFlow(**TINY, frame_shape=(7, 8)).fit(X)
+
+
+def test_scikit_learn_clone_and_fit_transform(data):
+    from sklearn.base import clone
+
+    est = DualFlow(**TINY, random_state=0)
+    twin = clone(est)
+    assert twin is not est and twin.get_params() == est.get_params() and not hasattr(twin, "model_")
+    Z = twin.fit_transform(data)
+    assert Z.shape[:2] == data.shape[:2] and np.isfinite(Z).all()

@@ -156,3 +156,22 @@ def test_parse_tree_round_trip_and_errors():
     for bad in ("mul(x)", "foo(x, y)", "add(x, y) x", "sin(x, y)", "add(x"):
         with pytest.raises(ValueError):
             parse_tree(bad, prims, ["x", "y"])
+
+
+def test_scikit_learn_clone_pipeline_and_dataframe_names():
+    import pandas as pd
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"mass": rng.uniform(1, 2, 40), "speed": rng.uniform(-1, 1, 40)})
+    y = 0.5 * X["mass"] * X["speed"] * X["speed"]
+    est = ExhaustiveSR(max_size=5, ops="add,mul")
+    assert clone(est).get_params() == est.get_params()
+    fitted = clone(est).fit(X, y)
+    assert list(fitted.feature_names_in_) == ["mass", "speed"] and fitted.n_features_in_ == 2
+    assert {str(s) for s in fitted.expression_.free_symbols} == {"mass", "speed"}
+    assert fitted.score(X, y) > 0.999  # R^2 from RegressorMixin
+    assert cross_val_score(est, X, y, cv=2).min() > 0.99
+    with pytest.raises(ValueError, match="fitted on"):
+        fitted.predict(X[["speed", "mass"]])

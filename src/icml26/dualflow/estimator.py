@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from icml26.dualflow.config import MAX_SIMULATE_FRAMES, MAX_SIMULATE_VALUES, MAX_STEPS
 from icml26.dualflow.inference import SOLVERS, compress, decompress, simulate
@@ -96,7 +97,7 @@ def _restore(frames: np.ndarray, lengths: list[int], is_array: bool):
     return np.stack(parts) if is_array else parts
 
 
-class DualFlow:
+class DualFlow(TransformerMixin, BaseEstimator):
     """Dynamic Compression Flow: a compressive and a dynamical flow with a nested-dropout latent.
 
     Parameters
@@ -189,13 +190,6 @@ class DualFlow:
         self.verbose = verbose
 
     # ------------------------------------------------------------------ helpers
-    def get_params(self) -> dict:
-        """The constructor's hyper-parameters."""
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {n: getattr(self, n) for n in names}
-
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
             raise RuntimeError("this DualFlow is not fitted yet; call fit(X) first")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy
+from sklearn.base import BaseEstimator, RegressorMixin
 
 from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
 from icml26.srfpt.enumerate import _BIG, Library, SearchSpaceTooLarge, enumerate_library
@@ -61,8 +62,8 @@ def estimate_trees(
     return sum(count_trees_by_size(int(max_size), n_leaves, n_unary, n_binary))
 
 
-class ExhaustiveSR:
-    """Exhaustive symbolic regression by size or depth (scikit-learn style estimator).
+class ExhaustiveSR(RegressorMixin, BaseEstimator):
+    """Exhaustive symbolic regression by size or depth (a scikit-learn regressor: ``clone``, pipelines, ``score``).
 
     Parameters
     ----------
@@ -143,8 +144,11 @@ class ExhaustiveSR:
         ``mse_``, ``size_``, ``library_``, ``n_trees_`` (labelled trees covered), ``n_distinct_``,
         ``n_evaluated_`` (trees evaluated on the probes), ``timings_``.
         """
+        columns = getattr(X, "columns", None)  # a DataFrame's column names become the variable names
         X, y = _check_xy(X, y)
         n, n_vars = X.shape
+        if variable_names is None and columns is not None:
+            variable_names = [str(c) for c in columns]
         names = _check_names(variable_names, n_vars)
         prims = parse_ops(self.ops)
         consts = tuple(float(c) for c in self.constants)
@@ -224,6 +228,9 @@ class ExhaustiveSR:
         self.tree_, self.params_, self.mse_, self.size_ = best.tree, best.params, best.mse, best.size
         self.expression_ = best.expression
         self.symbols_ = names
+        self.n_features_in_ = n_vars
+        if columns is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
         self.ops_ = prims
         self.timings_ = {"enumerate_s": t1 - t0, "score_s": t2 - t1, "refine_s": t3 - t2, "total_s": t3 - t0}
         return self
@@ -260,6 +267,9 @@ class ExhaustiveSR:
         """Predictions of the selected model, shape (n_samples,)."""
         if not hasattr(self, "tree_"):
             raise RuntimeError("call fit before predict")
+        columns = getattr(X, "columns", None)
+        if columns is not None and hasattr(self, "feature_names_in_") and list(map(str, columns)) != self.symbols_:
+            raise ValueError(f"X has columns {list(map(str, columns))}; the model was fitted on {self.symbols_}")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != len(self.symbols_):
             raise ValueError(f"X must have shape (n, {len(self.symbols_)}); got {X.shape}")
