@@ -122,7 +122,8 @@ _SYSTEMS = [
         "Alignment between Brains and AI: Evidence for Convergent Evolution across Modalities, Scales and "
         "Training Trajectories",
         "RBF-CKA alignment of model layers with brain ROIs across a model zoo, with Granger tests",
-        extra="torch",
+        status="implemented",
+        extra="align",
     ),
     SystemSpec(
         "gpm",

@@ -1,0 +1,362 @@
+"""The paper's headline claims on a zoo of small models trained on real images (scikit-learn digits) and a
+synthetic brain with known ground truth (see README "Claims").
+
+- ``performance-predicts-alignment-v1``: across the zoo, alignment (RBF-CKA, sigma = 12) with a brain read out of
+  a *trained* reference network correlates with test accuracy, and more than with a brain read out of an
+  *untrained* reference network (which removes the generic part: wider, better-conditioned features align
+  more with anything).
+- ``hierarchy-v1``: deeper ROIs are best matched by deeper layers.
+- ``granger-calibrated-v1``: the bidirectional Granger pipeline on training trajectories is calibrated
+  (permutation-null false-positive rate near 5 %) and finds a planted direction; the paper's
+  "alignment precedes performance" counts are reported, not asserted.
+- ``scale-out-v1``: the alignment table computed by workers (Ray) equals the single-process table.
+
+A review labelled the first two "by construction": the synthetic brain is read out of a trained MLP of the zoo's
+own family, so they show that the engine recovers a planted convergence and hierarchy, not that brains converge.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+from icml26.brainconverge.alignment import BrainCache, align_models, align_models_pool, align_models_ray
+from icml26.brainconverge.analysis import (
+    granger,
+    granger_bidirectional,
+    granger_null_fpr,
+    hierarchy_slope,
+    model_alignment,
+    performance_correlation,
+    planted_pair,
+    regional_organisation,
+)
+from icml26.brainconverge.config import PRESETS
+from icml26.brainconverge.data import BrainData, build_net, load_images, synthetic_brain, train_mlp, zoo_specs
+from icml26.claims import ClaimResult, Interval, Scale, claim
+
+
+def _figure(w=5.5, h=4):
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(w, h))
+
+
+@functools.lru_cache(maxsize=8)  # every claim and its control reuse one world per seed (5 seeds at small)
+def world(scale: str, seed: int):
+    """Images, the trained and untrained reference networks, their synthetic brains, and the trained zoo."""
+    torch.set_num_threads(1)
+    cfg = PRESETS[scale]
+    sp = load_images(cfg.data, seed=seed, n_stim=cfg.n_stim, n_test=cfg.n_test)
+    kw = {"width": cfg.ref_width, "depth": cfg.ref_depth}
+    ref = train_mlp(sp, epochs=cfg.ref_epochs, seed=10_000 + seed, name="reference", **kw)
+    ref0 = train_mlp(sp, epochs=0, seed=20_000 + seed, name="untrained-reference", **kw)
+    brains = {
+        "trained": synthetic_brain(ref.net, sp.X_stim, sp.stim_ids, voxels=cfg.voxels, snr=cfg.snr, seed=seed),
+        "untrained": synthetic_brain(ref0.net, sp.X_stim, sp.stim_ids, voxels=cfg.voxels, snr=cfg.snr, seed=seed),
+    }
+    zoo = [train_mlp(sp, **s) for s in zoo_specs(cfg.zoo_models, seed)]
+    return sp, ref, zoo, brains
+
+
+def _caches(brain: BrainData, stim_ids, metric="rbf-cka", shuffle_rng=None):
+    rois = brain.roi_responses(stim_ids)
+    if shuffle_rng is not None:  # voxel responses shuffled across stimuli (one permutation per subject)
+        rois = {s: _permute_rows(r, shuffle_rng) for s, r in rois.items()}
+    return {s: BrainCache(r, metric) for s, r in rois.items()}
+
+
+def _permute_rows(rois: dict, rng):
+    perm = rng.permutation(len(next(iter(rois.values()))))
+    return {k: v[perm] for k, v in rois.items()}
+
+
+def _items(models):
+    return [{"model": m.name, "step": 0, "net": m.net} for m in models]
+
+
+@claim(
+    "brainconverge/performance-predicts-alignment-v1",
+    statement="Across a zoo of MLPs trained on digits (width 8-128, depth 1-3, 0-30 epochs, 0-60 % label noise), "
+    "the Pearson correlation of test accuracy with brain alignment (RBF-CKA sigma = 12, max over layers, mean over "
+    "ROIs) is positive, and larger for a brain read out of a trained reference network than for one read out of "
+    "an untrained reference network (paired, same zoo and stimuli: delta r > 0)",
+    paper="Abstract: higher-performing models develop stronger brain correspondence (r = 0.89 language, 0.53 vision)",
+    control="the trained brain's voxel responses shuffled across stimuli: alignment no longer tracks accuracy, "
+    "delta r < 0 and the claim must fail",
+    by_construction="review: the synthetic brain is itself a trained digits MLP (random linear read-out of its "
+    "layers + noise), so that better-trained digits MLPs align more with it is the premise built into the data "
+    "(convergence among networks of one family), not evidence about brains; the claim shows only that the engine "
+    "recovers that planted structure and that delta r separates it from the generic part. Not built: a version on "
+    "brain data the reference did not generate (real fMRI, or a brain read from a network trained on another task)",
+    judge=(
+        Interval("Pearson r (accuracy, alignment)", above=0.0),
+        Interval("delta r (trained - untrained brain)", above=0.0),
+    ),
+)
+def performance_predicts_alignment(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    sp, ref, zoo, brains = world(scale.value, seed)
+    shuffle = np.random.default_rng([seed, 99]) if control else None  # the one line the control changes
+    acc = np.array([m.accuracy for m in zoo])
+    res, align = {}, {}
+    for kind, sh in (("trained", shuffle), ("untrained", None)):
+        tab = align_models(_items([*zoo, ref]), sp.X_stim, _caches(brains[kind], sp.stim_ids, shuffle_rng=sh))
+        ma = model_alignment(tab).set_index("model")["alignment"]
+        align[kind] = np.array([ma[m.name] for m in zoo])
+        res[kind] = performance_correlation(align[kind], acc, covariates=np.log2([m.spec["width"] for m in zoo]))
+        res[kind]["truth"] = float(ma["reference"])
+    r, dr = res["trained"]["r"], res["trained"]["r"] - res["untrained"]["r"]
+    holds = r > 0 and dr > 0
+    fig, ax = _figure()
+    ax.scatter(acc, align["trained"], label=f"trained-reference brain (r = {r:.2f})")
+    ax.scatter(
+        acc, align["untrained"], marker="x", label=f"untrained-reference brain (r = {res['untrained']['r']:.2f})"
+    )
+    ax.set_xlabel("test accuracy")
+    ax.set_ylabel("alignment (RBF-CKA, max over layers)")
+    ax.legend(fontsize=8)
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={
+            "Pearson r (accuracy, alignment)": r,
+            "delta r (trained - untrained brain)": dr,
+            "r 95% CI low (Fisher z)": res["trained"]["ci_low"],
+            "r 95% CI high (Fisher z)": res["trained"]["ci_high"],
+            "p-value": res["trained"]["p"],
+            "Spearman rho": res["trained"]["spearman"],
+            "partial r given log2 width": res["trained"]["partial_r"],
+            "alignment of the reference network itself (truth)": res["trained"]["truth"],
+            "best zoo alignment": float(align["trained"].max()),
+            "models": len(zoo),
+        },
+        baselines={
+            "r with untrained-reference brain": res["untrained"]["r"],
+            "partial r given log2 width, untrained brain": res["untrained"]["partial_r"],
+        },
+        paper={"r (language models)": 0.89, "r (vision models)": 0.53},
+        reason="" if holds else f"r = {r:.3f}, delta r = {dr:.3f}",
+        figures={"alignment-vs-accuracy": fig},
+    )
+
+
+@claim(
+    "brainconverge/hierarchy-v1",
+    statement="Among zoo models with >= 3 hooked layers and test accuracy >= 0.7, deeper layers favour the "
+    "'semantic' ROI (read from the reference's logits) over the 'early' ROI (read from its first hidden layer): "
+    "the least-squares slope of RBF-CKA(semantic) - RBF-CKA(early) against layer depth (fraction of the model's "
+    "layers), averaged over models, exceeds 0.02; the mean best-matching depth per ROI is reported",
+    paper="regional organisation: vision models align with visual cortical hierarchies; posterior-to-anterior "
+    "shift as feature scope grows",
+    control="a brain without hierarchy: all three ROIs read the same (first hidden) reference layer (different "
+    "voxel maps and noise), so no layer favours one ROI over another: slope ~0 and the claim must fail",
+    by_construction="review: the ROIs are read from the layers of a trained digits MLP of the zoo's own family, so "
+    "that deeper zoo layers favour the ROI read from its logits restates the layer correspondence of networks "
+    "trained alike (the hierarchy is planted), not brain organisation; the claim shows the engine recovers a "
+    "planted hierarchy (weakly: slope ~0.04 against the reference's own ~0.14; argmax layers are mostly the first)",
+    judge=Interval("depth slope of CKA(semantic) - CKA(early)", above=0.02),
+)
+def hierarchy(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    cfg = PRESETS[scale.value]
+    sp, ref, zoo, brains = world(scale.value, seed)
+    brain = brains["trained"]
+    if control:  # the one change: every ROI reads hidden layer 1
+        brain = synthetic_brain(
+            ref.net,
+            sp.X_stim,
+            sp.stim_ids,
+            voxels=cfg.voxels,
+            snr=cfg.snr,
+            seed=seed,
+            roi_layers={"early": 0, "late": 0, "semantic": 0},
+        )
+    chosen = [m for m in zoo if m.spec["depth"] >= 2 and m.accuracy >= cfg.hier_min_accuracy]
+    if len(chosen) < 2:
+        return ClaimResult(
+            "not-measured",
+            reason=f"only {len(chosen)} zoo models with >= 3 layers and accuracy >= {cfg.hier_min_accuracy}",
+        )
+    tab = align_models(_items(chosen), sp.X_stim, _caches(brain, sp.stim_ids))
+    per_roi, layer_map = regional_organisation(tab)
+    slope = hierarchy_slope(tab, "semantic", "early")
+    truth = hierarchy_slope(align_models(_items([ref]), sp.X_stim, _caches(brain, sp.stim_ids)), "semantic", "early")
+    fig, ax = _figure()
+    im = ax.imshow(layer_map.T.values, aspect="auto", cmap="viridis")
+    ax.set_yticks(range(len(layer_map.columns)), layer_map.columns)
+    ax.set_xticks(range(len(layer_map.index)), [f"{d:.2f}" for d in layer_map.index], rotation=45)
+    ax.set_xlabel("layer depth (fraction of the model's layers)")
+    fig.colorbar(im, label="mean RBF-CKA")
+    holds = slope > 0.02
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={
+            "depth slope of CKA(semantic) - CKA(early)": slope,
+            "same slope for the reference network itself (truth)": truth,
+            "best depth(semantic) - best depth(early) (argmax, not judged)": per_roi["semantic"] - per_roi["early"],
+            **{f"mean best depth, ROI {k}": v for k, v in sorted(per_roi.items())},
+            "models": len(chosen),
+        },
+        paper={"regional organisation": "vision models align with visual cortical hierarchies"},
+        reason="" if holds else f"depth slope {slope:.3f}",
+        figures={"layer-by-roi": fig},
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def trajectories(scale: str, seed: int):
+    """(alignment_t, accuracy_t) per epoch for ``traj_models`` MLPs trained slowly from scratch."""
+    cfg = PRESETS[scale]
+    sp, _, _, brains = world(scale, seed)
+    caches = _caches(brains["trained"], sp.stim_ids)
+    out = []
+    for k in range(cfg.traj_models):
+        w = cfg.traj_widths[k % len(cfg.traj_widths)]
+        m = train_mlp(
+            sp,
+            width=w,
+            depth=2,
+            epochs=cfg.traj_epochs,
+            seed=30_000 + 100 * seed + k,
+            lr=cfg.traj_lr,
+            checkpoint_every=1,
+        )
+        items = [
+            {"model": m.name, "step": e, "net": build_net(m.spec, st, sp.X_train.shape[1])}
+            for e, st, _ in m.checkpoints
+        ]
+        ma = model_alignment(align_models(items, sp.X_stim, caches))["alignment"].to_numpy()
+        out.append((m.name, ma, np.array([a for _, _, a in m.checkpoints])))
+    return out
+
+
+@claim(
+    "brainconverge/granger-calibrated-v1",
+    statement="The bidirectional Granger pipeline (first differences, lag 1-3 by AIC, statsmodels F-test, alpha = "
+    "0.05) run on training trajectories (alignment and accuracy per epoch) has a permutation-null false-positive "
+    "rate in [0.01, 0.09] and detects a planted direction in trending series of the same length with power > 0.5; "
+    "the counts of models with alignment -> accuracy and accuracy -> alignment are reported, not asserted",
+    paper="Abstract: past alignment predicts future performance more reliably than the reverse (bidirectional "
+    "Granger tests)",
+    control="differencing switched off: Granger tests on the trending levels (the pitfall the paper's pipeline "
+    "avoids) give spurious causality, the null false-positive rate inflates above 0.09 and the claim must fail",
+    judge=(
+        Interval("permutation-null false-positive rate", above=0.01, below=0.09),
+        Interval("power on a planted direction", above=0.5),
+    ),
+)
+def granger_calibrated(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    cfg = PRESETS[scale.value]
+    diff = not control  # the one line the control changes
+    traj = trajectories(scale.value, seed)
+    rng = np.random.default_rng([seed, 5])
+    a2p = p2a = 0
+    for _, al, acc in traj:
+        g = granger_bidirectional(al, acc, maxlag=cfg.granger_maxlag, difference=diff)
+        a2p += g["p_align_to_perf"] < 0.05
+        p2a += g["p_perf_to_align"] < 0.05
+    pairs = [(al, acc) for _, al, acc in traj] + [(acc, al) for _, al, acc in traj]
+    fpr = granger_null_fpr(pairs, n_perm=cfg.null_perms, rng=rng, maxlag=cfg.granger_maxlag, difference=diff)
+    T = cfg.traj_epochs + 1
+    planted = [planted_pair(T, rng, coupling=cfg.planted_coupling) for _ in range(cfg.planted_pairs)]
+    power = float(np.mean([granger(x, y, maxlag=cfg.granger_maxlag, difference=diff)["p"] < 0.05 for x, y in planted]))
+    reverse = float(
+        np.mean([granger(y, x, maxlag=cfg.granger_maxlag, difference=diff)["p"] < 0.05 for x, y in planted])
+    )
+    # independent trending pairs (cause of one planted pair, effect of the next): the test's own calibration
+    indep = float(
+        np.mean(
+            [
+                granger(planted[i][0], planted[i - 1][1], maxlag=cfg.granger_maxlag, difference=diff)["p"] < 0.05
+                for i in range(len(planted))
+            ]
+        )
+    )
+    holds = 0.01 < fpr < 0.09 and power > 0.5
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3.5))
+    for name, al, acc in traj:
+        ax1.plot(al, label=name[:14])
+        ax2.plot(acc)
+    ax1.set_xlabel("epoch")
+    ax1.set_ylabel("alignment (RBF-CKA)")
+    ax2.set_xlabel("epoch")
+    ax2.set_ylabel("test accuracy")
+    ax1.legend(fontsize=6)
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={
+            "permutation-null false-positive rate": fpr,
+            "power on a planted direction": power,
+            "planted reverse direction rejection rate": reverse,
+            "false-positive rate on independent trending pairs (not judged)": indep,
+            "models with alignment -> accuracy (p < 0.05)": a2p,
+            "models with accuracy -> alignment (p < 0.05)": p2a,
+            "trajectories": len(traj),
+            "checkpoints per trajectory": T,
+        },
+        paper={"direction": "alignment -> performance more often than the reverse"},
+        reason="" if holds else f"null FPR {fpr:.3f}, planted power {power:.2f}",
+        figures={"trajectories": fig},
+    )
+
+
+@functools.cache
+def _local_ray(num_cpus: int = 2) -> str:
+    """One local Ray instance for every seed of the scale-out claim and its control (Ray needs seconds to start,
+    and repeated starts time out on a loaded machine); stopped when the process exits. Returns "" or why not."""
+    import atexit
+
+    try:
+        import ray
+    except ImportError:
+        return "Ray is not installed (pip install 'icml26[align]')"
+    if not ray.is_initialized():
+        try:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        except Exception as exc:  # Ray raises bare Exception when its node does not start in time
+            return f"a local Ray instance did not start ({exc.__class__.__name__}: {str(exc)[:120]})"
+        atexit.register(ray.shutdown)
+    return ""
+
+
+@claim(
+    "brainconverge/scale-out-v1",
+    statement="The alignment table (model x layer x subject x ROI, RBF-CKA) computed by worker processes (a local "
+    "2-CPU Ray instance at small; a process pool at smoke) equals the single-process table: same rows, max "
+    "|score difference| <= 1e-12",
+    paper="Sec. methods: > 60 million alignment measurements over 630 models (distributed computation)",
+    control="the workers skip the match of stimulus ids and use the brain file's row order (sorted ids) while the "
+    "features come in the stimulus-split order: scores change and the claim must fail",
+)
+def scale_out(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    cfg = PRESETS[scale.value]
+    sp, _, zoo, brains = world(scale.value, seed)
+    brain = brains["trained"]
+    items = _items(zoo[: cfg.scaleout_models])
+    single = align_models(items, sp.X_stim, _caches(brain, sp.stim_ids))
+    order = np.argsort(sp.stim_ids)  # how a brain file is typically stored: ids ascending
+    stored = BrainData({s: B[order] for s, B in brain.betas.items()}, sp.stim_ids[order], brain.rois)
+    worker_ids = stored.stim_ids if control else sp.stim_ids  # the one line the control changes
+    caches = _caches(stored, worker_ids)
+    if cfg.scaleout_backend == "ray":
+        why = _local_ray(2)
+        if why:
+            return ClaimResult("not-measured", reason=why)
+        dist = align_models_ray(items, sp.X_stim, caches)
+    else:
+        dist = align_models_pool(items, sp.X_stim, caches, workers=2)
+    keys = ["model", "step", "layer", "subject", "roi"]
+    same_rows = single[keys].equals(dist[keys])
+    diff = float(np.max(np.abs(single["score"].to_numpy() - dist["score"].to_numpy()))) if same_rows else float("inf")
+    holds = same_rows and diff <= 1e-12
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={"max |score difference|": diff, "rows": len(single), "same rows": float(same_rows)},
+        paper={"measurements": "> 60 million"},
+        reason="" if holds else f"tables differ (max |difference| {diff:.3g})",
+    )
+
+
+CLAIMS = [performance_predicts_alignment, hierarchy, granger_calibrated, scale_out]

