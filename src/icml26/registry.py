@@ -190,7 +190,8 @@ _SYSTEMS = [
         "eegmoce",
         "EEG-Based Multimodal Learning via Hyperbolic Mixture-of-Curvature Experts",
         "per-modality Lorentz experts with learnable curvature and curvature-aware fusion",
-        extra="torch",
+        status="implemented",
+        extra="eeg",
     ),
     SystemSpec(
         "smoothspike",

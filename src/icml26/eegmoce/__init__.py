@@ -1,0 +1,34 @@
+"""eegmoce — EEG-Based Multimodal Learning via Hyperbolic Mixture-of-Curvature Experts.
+
+ICML 2026 (arXiv 2604.12579; the authors' code is non-commercial and was not used). Each modality (EEG,
+audio-like and video-like streams) is encoded by a Euclidean encoder (EEGNet-style for EEG), lifted to its own
+Lorentz expert with a learnable curvature ``K_m = -|K_m|``, normalised per subject (domain Lorentz batch norm,
+refitted on each test subject's unlabeled trials), pooled, then fused by curvature-aware cross-attention
+(each modality attends to the others with temperature ``tau_0 / sqrt|K_m|`` and a prior ``lambda log|K_j|``),
+Lorentz midpoints, HypLayerNorm and a Lorentz multinomial logistic regression head. float64 throughout.
+
+Library::
+
+    from icml26.eegmoce import simulate, cross_validate, ModelConfig, TrainConfig, gromov_delta
+    data = simulate(n_subjects=8, trials=32, seed=0)        # EEG (N, 8, 128) + audio + video, subject ids
+    res = cross_validate(data, "moce", ModelConfig(), TrainConfig(epochs=12), cv="kfold", n_folds=4)
+    res.balanced_accuracy, res.curvatures                     # per held-out fold
+
+Command line: ``icml26 eegmoce simulate|train|explain``.
+"""
+
+from icml26.eegmoce.data import MultimodalData, gromov_delta, load_npz, simulate
+from icml26.eegmoce.model import ARMS, MoCE, ModelConfig, TrainConfig, build_model, cross_validate
+
+__all__ = [
+    "ARMS",
+    "MoCE",
+    "ModelConfig",
+    "MultimodalData",
+    "TrainConfig",
+    "build_model",
+    "cross_validate",
+    "gromov_delta",
+    "load_npz",
+    "simulate",
+]

@@ -1,0 +1,219 @@
+"""``icml26 eegmoce simulate|train|explain``: synthetic data, subject-grouped CV + checkpoint, explanation."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import numpy as np
+
+from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_float, positive_float
+from icml26._util.io import atomic_output, check_input_file, check_output_path
+
+ARMS = ("moce", "moce-fixed-k", "moce-no-dbn", "moce-flat", "eeg-only", "late-fusion", "euclid-xattn")  # = model.ARMS
+MAX_TRIALS_TOTAL = 50_000  # ~0.4 GB of float64 EEG at 8 x 128
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="icml26 eegmoce",
+        description="Hyperbolic mixture-of-curvature experts for EEG-based multimodal learning (EEG-MoCE).",
+    )
+    sub = p.add_subparsers(dest="verb", required=True, metavar="{simulate,train,explain}")
+
+    s = sub.add_parser("simulate", help="write synthetic EEG + audio + video trials with a latent hierarchy (.npz)")
+    s.add_argument("--subjects", type=bounded_int(2, 64, what="memory"), default=8, help="number of subjects")
+    s.add_argument("--trials", type=bounded_int(1, 400, what="memory"), default=32, help="trials per subject")
+    s.add_argument("--depth", type=bounded_int(1, 6), default=3, help="depth of the latent tree")
+    s.add_argument("--branching", type=bounded_int(2, 6), default=3, help="children per node (classes = branching)")
+    s.add_argument("--noise", type=nonnegative_float, default=1.0, help="noise scale of every modality")
+    s.add_argument("--stream-signal", type=nonnegative_float, default=0.12, help="amplitude of audio/video codes")
+    s.add_argument("--subject-shift", type=nonnegative_float, default=0.5, help="per-subject mixing/gain/offset scale")
+    s.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0, help="random seed")
+    s.add_argument("--out", required=True, help="output .npz (eeg, audio, video, y, subject, fs)")
+
+    t = sub.add_parser("train", help="subject-grouped cross-validation of one arm; optional final checkpoint")
+    t.add_argument("--data", required=True, help=".npz with eeg (N,C,T), y, subject, fs and other (N,F,T) modalities")
+    t.add_argument("--cv", choices=("loso", "kfold"), default="kfold", help="leave-one-subject-out or GroupKFold")
+    t.add_argument("--folds", type=bounded_int(2, 100), default=4, help="folds of kfold (ignored by loso)")
+    t.add_argument("--arm", choices=ARMS, default="moce", help="model: MoCE, its ablations or a Euclidean baseline")
+    t.add_argument("--epochs", type=bounded_int(1, 1000, what="time"), default=12, help="training epochs per fold")
+    t.add_argument("--lr", type=positive_float, default=3e-3, help="Adam learning rate")
+    t.add_argument("--curvature-init", type=positive_float, default=1.0, help="initial |K| of every expert (> 0)")
+    t.add_argument("--prior", type=positive_float, default=0.3, help="initial lambda of the curvature prior")
+    t.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="seed of folds, init and batches")
+    t.add_argument("--json", default=None, help="write per-fold metrics here (.json)")
+    t.add_argument("--checkpoint", default=None, help="train a final model on all subjects and save it (.pt)")
+
+    e = sub.add_parser("explain", help="curvatures, attention contributions and delta_rel per modality")
+    e.add_argument("--checkpoint", required=True, help="a .pt written by 'train --checkpoint'")
+    e.add_argument("--data", default=None, help="trials (.npz) for contributions and delta_rel (optional)")
+    e.add_argument(
+        "--quadruples",
+        type=bounded_int(100, 1_000_000, what="time"),
+        default=20000,
+        help="sampled quadruples of the 4-point condition",
+    )
+    e.add_argument(
+        "--points", type=bounded_int(4, 5000, what="memory"), default=200, help="trials sampled for delta_rel"
+    )
+    e.add_argument("--json", default=None, help="write the explanation here (.json)")
+    return p
+
+
+def _write_json(path: str, obj: dict) -> None:
+    with atomic_output(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=1))
+
+
+def _load_data(path: str):
+    from icml26.eegmoce.data import load_npz
+
+    d = load_npz(path)
+    if d.n > MAX_TRIALS_TOTAL:
+        raise ValueError(f"{path} holds {d.n} trials; at most {MAX_TRIALS_TOTAL:,} are accepted (memory)")
+    return d
+
+
+def _simulate(a) -> int:
+    from icml26.eegmoce.data import simulate
+
+    check_output_path(a.out, suffixes=(".npz",))
+    d = simulate(
+        a.subjects,
+        a.trials,
+        depth=a.depth,
+        branching=a.branching,
+        noise=a.noise,
+        stream_signal=a.stream_signal,
+        subject_shift=a.subject_shift,
+        seed=a.seed,
+    )
+    d.save(a.out)
+    print(
+        f"wrote {d.n} trials of {a.subjects} subjects, {d.n_classes} classes, modalities "
+        f"{', '.join(f'{m} {d.modalities[m].shape[1:]}' for m in d.names)} to {a.out}"
+    )
+    return 0
+
+
+def _train(a) -> int:
+    import torch
+
+    from icml26.eegmoce.model import ModelConfig, TrainConfig, build_model, cross_validate, train
+
+    for path, suf in ((a.json, ".json"), (a.checkpoint, ".pt")):
+        if path is not None:
+            check_output_path(path, suffixes=(suf,))
+    check_input_file(a.data, what="data file")
+    d = _load_data(a.data)
+    mcfg = ModelConfig(curvature_init=a.curvature_init, prior_init=a.prior)
+    tcfg = TrainConfig(epochs=a.epochs, lr=a.lr)
+    shapes = {m: x.shape[1:] for m, x in d.modalities.items()}
+    build_model(a.arm, shapes, d.fs, d.n_classes, mcfg)  # shape / sampling-rate checks before any training
+    res = cross_validate(d, a.arm, mcfg, tcfg, cv=a.cv, n_folds=a.folds, seed=a.seed)
+    s = res.summary()
+    print(
+        f"{a.arm}: cross-subject balanced accuracy {s['balanced_accuracy_mean']:.3f} +- "
+        f"{s['balanced_accuracy_sd']:.3f} over {len(res.balanced_accuracy)} folds, macro-F1 {s['macro_f1_mean']:.3f}"
+    )
+    if res.curvatures and res.curvatures[0]:
+        print(
+            "learned |K| per modality (mean over folds): "
+            + ", ".join(f"{m} {k:.3f}" for m, k in zip(d.names, np.mean(res.curvatures, axis=0), strict=True))
+        )
+    if a.checkpoint is not None:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(a.seed)
+            model = build_model(a.arm, shapes, d.fs, d.n_classes, mcfg).double()
+            train(model, d, tcfg, a.seed)
+        ckpt = {
+            "state": model.state_dict(),
+            "arm": a.arm,
+            "model_config": asdict(mcfg),
+            "fs": d.fs,
+            "n_classes": d.n_classes,
+            "names": d.names,
+            "shapes": {m: list(v) for m, v in shapes.items()},
+        }
+        with atomic_output(a.checkpoint) as tmp:
+            torch.save(ckpt, tmp)
+        print(f"wrote the model trained on all {d.n} trials to {a.checkpoint}")
+    if a.json is not None:
+        _write_json(a.json, {**s, "data": str(a.data), "cv": a.cv, "epochs": a.epochs, "seed": a.seed})
+    return 0
+
+
+def load_checkpoint(path: str):
+    """Rebuild the model of a checkpoint; ValueError naming the file on anything unreadable."""
+    import pickle
+    import zipfile
+
+    import torch
+
+    from icml26.eegmoce.model import ModelConfig, build_model
+
+    p = check_input_file(path, what="checkpoint")
+    try:
+        ck = torch.load(p, map_location="cpu", weights_only=True)
+    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"cannot read checkpoint {p}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        ) from None
+    keys = {"state", "arm", "model_config", "fs", "n_classes", "names", "shapes"}
+    if not isinstance(ck, dict) or not keys <= set(ck):
+        raise ValueError(f"{p} is not an eegmoce checkpoint (needs {sorted(keys)})")
+    model = build_model(
+        ck["arm"],
+        {m: tuple(v) for m, v in ck["shapes"].items()},
+        ck["fs"],
+        ck["n_classes"],
+        ModelConfig(**ck["model_config"]),
+    ).double()
+    try:
+        model.load_state_dict(ck["state"])
+    except RuntimeError as exc:
+        raise ValueError(f"checkpoint {p} does not match its model: {str(exc).splitlines()[0][:200]}") from None
+    return model, ck
+
+
+def _explain(a) -> int:
+    from icml26.eegmoce.data import gromov_delta, hierarchy_features
+    from icml26.eegmoce.model import MoCE, check_data, embeddings, predict
+
+    if a.json is not None:
+        check_output_path(a.json, suffixes=(".json",))
+    model, ck = load_checkpoint(a.checkpoint)
+    out: dict = {"arm": ck["arm"], "modalities": ck["names"]}
+    if isinstance(model, MoCE):
+        out["curvature_abs_K"] = dict(zip(ck["names"], model.curvatures.detach().numpy().tolist(), strict=True))
+    if a.data is not None:
+        d = _load_data(a.data)
+        try:
+            check_data(model, d)
+        except ValueError as exc:
+            raise ValueError(f"{a.data} does not fit the checkpoint {a.checkpoint}: {exc}") from None
+        _, contrib = predict(model, d)
+        out["contribution"] = dict(zip(model.names, np.asarray(contrib).tolist(), strict=True))
+        rng = np.random.default_rng(0)
+        pick = rng.choice(d.n, min(a.points, d.n), replace=False)
+        if pick.size < 4:
+            raise ValueError(f"delta_rel needs at least 4 trials; {a.data} holds {d.n}")
+        emb = embeddings(model, d)
+        out["delta_rel_features"] = {
+            m: gromov_delta(hierarchy_features(d, m)[pick], a.quadruples, np.random.default_rng(1))[1]
+            for m in model.names
+        }
+        out["delta_rel_embedded"] = {
+            m: gromov_delta(emb[m][pick], a.quadruples, np.random.default_rng(1))[1] for m in model.names
+        }
+    for k, v in out.items():
+        print(f"{k}: " + (", ".join(f"{m} {x:.3f}" for m, x in v.items()) if isinstance(v, dict) else str(v)))
+    if a.json is not None:
+        _write_json(a.json, out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    return {"simulate": _simulate, "train": _train, "explain": _explain}[a.verb](a)

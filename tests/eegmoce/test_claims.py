@@ -1,0 +1,37 @@
+"""The claims' measures on ground truth, their data manipulations, and their bad input."""
+
+import numpy as np
+import pytest
+
+from icml26.eegmoce.claims import HIERARCHIES, kendall_tau
+from icml26.eegmoce.data import DEFAULT_DECAY, _tree_codes, gromov_delta, level_weights
+
+
+def test_kendall_tau_scores_the_true_order_best():
+    truth = np.array([0.1, 0.22, 0.28])  # delta_rel EEG / audio / video
+    assert kendall_tau(-truth, -truth) == 1.0  # the true ordering scores the maximum
+    assert kendall_tau(truth, -truth) == -1.0
+    assert kendall_tau(np.ones(3), -truth) == 0.0  # ties count 0
+    assert kendall_tau([3.0, 1.0, 2.0], -truth) == pytest.approx(1 / 3)
+    for a, b in (([1.0, 2.0], [1.0, 2.0, 3.0]), ([1.0], [1.0]), (np.ones((2, 2)), np.ones((2, 2)))):
+        with pytest.raises(ValueError, match="Kendall tau"):
+            kendall_tau(a, b)
+
+
+def test_the_move_swaps_eeg_and_video_trees_and_the_sham_touches_only_audio():
+    assert HIERARCHIES["claim"] == DEFAULT_DECAY
+    moved, sham = HIERARCHIES["moved"], HIERARCHIES["sham"]
+    assert (moved["eeg"], moved["video"], moved["audio"]) == (DEFAULT_DECAY["video"], DEFAULT_DECAY["eeg"], 0.85)
+    assert {m for m in DEFAULT_DECAY if sham[m] != DEFAULT_DECAY[m]} == {"audio"}
+
+
+def test_delta_rel_of_the_true_leaf_codes_ranks_the_level_decay():
+    """Ground truth for the hierarchy measure: on the generator's noiseless leaf codes, a steeper decay (more
+    weight on the top of the tree) is more tree-like; class-level-only codes are 3 points, a tree metric."""
+    rel = {
+        decay: gromov_delta(
+            _tree_codes(np.random.default_rng(1), 3, 3, 24, level_weights(decay, 3)), 20000, np.random.default_rng(0)
+        )[1]
+        for decay in (0.0, 0.3, 0.5, 0.85)
+    }
+    assert rel[0.0] < 1e-6 < rel[0.3] < rel[0.5] < rel[0.85]

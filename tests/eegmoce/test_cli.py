@@ -1,0 +1,95 @@
+"""The CLI verbs end to end, and bad input: exit 2, one line, no traceback, no output file."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.cli import main as icml26_main
+
+from .cli_examples import DATA
+
+torch.set_num_threads(1)
+
+
+def run(argv, capsys):
+    code = icml26_main(["eegmoce", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_simulate_train_explain(tmp_path, capsys):
+    d, ck, js, ej = (tmp_path / n for n in ("d.npz", "m.pt", "m.json", "e.json"))
+    assert run(["simulate", "--subjects", "3", "--trials", "5", "--out", str(d)], capsys)[0] == 0
+    code, out, _ = run(
+        ["train", "--data", str(d), "--cv", "loso", "--epochs", "1", "--json", str(js), "--checkpoint", str(ck)], capsys
+    )
+    assert code == 0 and "balanced accuracy" in out and "|K|" in out
+    m = json.loads(js.read_text())
+    assert len(m["balanced_accuracy"]) == 3 and m["cv"] == "loso"
+    code, out, _ = run(
+        ["explain", "--checkpoint", str(ck), "--data", str(d), "--quadruples", "300", "--json", str(ej)], capsys
+    )
+    e = json.loads(ej.read_text())
+    assert code == 0 and set(e["curvature_abs_K"]) == {"eeg", "audio", "video"}
+    assert sum(e["contribution"].values()) == pytest.approx(1.0)
+    assert all(0 <= v <= 1 for v in e["delta_rel_features"].values())
+
+
+def _bad_files(tmp_path):
+    arrays = dict(np.load(DATA / "tiny.npz"))
+    variants = {
+        "mismatch.npz": {**arrays, "video": arrays["video"][:-2]},
+        "nosubject.npz": {k: v for k, v in arrays.items() if k != "subject"},
+        "nan.npz": {**arrays, "eeg": np.where(np.arange(16)[:, None, None] == 5, np.nan, arrays["eeg"])},
+        "fs_high.npz": {**arrays, "fs": np.float64(2000.0)},  # kernel of 501 samples > 64-sample trials
+        "onesubject.npz": {**arrays, "subject": np.zeros_like(arrays["subject"])},
+        "othershape.npz": {**arrays, "video": arrays["video"][:, :3]},
+        "strlabels.npz": {**arrays, "y": arrays["y"].astype(str)},
+    }
+    for name, arr in variants.items():
+        np.savez(tmp_path / name, **arr)
+    (tmp_path / "junk.pt").write_bytes(b"\x00garbage")
+    return variants
+
+
+BAD = [
+    (["train", "--data", "{tmp}/mismatch.npz"], "mismatched sample counts"),
+    (["train", "--data", "{tmp}/nosubject.npz"], "subject"),
+    (["train", "--data", "{tmp}/nan.npz"], "NaN"),
+    (["train", "--data", "{tmp}/fs_high.npz"], "sampling-rate mismatch"),
+    (["train", "--data", "{tmp}/onesubject.npz", "--cv", "loso"], "at least 2 subjects"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--folds", "9"], "9 folds need"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--curvature-init", "0"], "must be > 0"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--curvature-init", "-1"], "must be > 0"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--curvature-init", "0.005"], "curvature initialisation"),
+    (["explain", "--checkpoint", "{tmp}/junk.pt"], "cannot read checkpoint"),
+    (["explain", "--checkpoint", str(DATA / "tiny.pt"), "--data", "{tmp}/fs_high.npz"], "sampling-rate mismatch"),
+    (["simulate", "--subjects", "1000", "--out", "{tmp}/x.npz"], "memory"),
+    (["train", "--data", "{tmp}/strlabels.npz"], "integers"),
+    (["train", "--data", "{tmp}/missing.npz"], "missing.npz"),
+    (["explain", "--checkpoint", str(DATA / "tiny.pt"), "--data", "{tmp}/othershape.npz"], "does not fit"),
+    (["explain", "--checkpoint", str(DATA / "tiny.npz")], "cannot read checkpoint"),
+]
+
+
+@pytest.mark.parametrize("argv,msg", BAD)
+def test_bad_input_one_line_exit_2(tmp_path, capsys, argv, msg):
+    _bad_files(tmp_path)
+    out_json = tmp_path / "out.json"
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    if argv[0] != "simulate":
+        argv += ["--json", str(out_json)]
+    code, _, err = run(argv, capsys)
+    assert code == 2
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and msg in lines[0] and "Traceback" not in err
+    assert not out_json.exists() and not (tmp_path / "x.npz").exists()
+    assert not list(tmp_path.glob(".*.part"))
+
+
+def test_cli_arms_are_the_models_arms():
+    from icml26.eegmoce import cli, model
+
+    assert cli.ARMS == model.ARMS
