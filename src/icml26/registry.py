@@ -170,7 +170,8 @@ _SYSTEMS = [
         "slmbrain",
         "Linguistic Properties and Model Scale in Brain Encoding: From Small to Compressed Language Models",
         "voxelwise encoding models from small, quantised and pruned language models; linguistic probing",
-        extra="torch",
+        status="implemented",
+        extra="encoding",
     ),
     SystemSpec(
         "coherence",

@@ -1,0 +1,130 @@
+"""CLI end to end on tiny fixtures, and bad input: exit 2, one line, no output file."""
+
+import json
+
+import numpy as np
+
+from icml26.cli import main as icml26_main
+
+from .cli_examples import CSV, F, W
+
+
+def run(argv, capsys):
+    code = icml26_main(["slmbrain", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_encode_npz(tmp_path, capsys):
+    js = tmp_path / "e.json"
+    code, out, _ = run(["encode", "--features", F, "--fmri", W, "--json", str(js)], capsys)
+    assert code == 0 and "roi_semantic" in out
+    assert len(json.loads(js.read_text())["layers"]) == 3
+
+
+def _npy_inputs(tmp_path, nan=False, n_tr=None):
+    with np.load(W) as z:
+        Y, sid, rep = z["fmri"].copy(), z["story_ids"], z["repeats"].copy()
+    if nan:
+        Y[:, 0] = np.nan
+        rep[:, :, 0] = np.nan
+    if n_tr is not None:
+        Y = Y[:n_tr]
+    for name, a in (("y.npy", Y), ("s.npy", sid), ("r.npy", rep)):
+        np.save(tmp_path / name, a)
+    return [str(tmp_path / n) for n in ("y.npy", "s.npy", "r.npy")]
+
+
+def test_encode_masks_nan_voxels(tmp_path, capsys):
+    y, s, r = _npy_inputs(tmp_path, nan=True)
+    out = tmp_path / "r_norm.npy"
+    code, _, err = run(
+        ["encode", "--features", F, "--fmri", y, "--story-ids", s, "--repeats", r, "--out", str(out)], capsys
+    )
+    assert code == 0 and "masked 1 NaN voxel" in err and np.load(out).shape == (19,)
+
+
+def test_tr_mismatch_is_one_line(tmp_path, capsys):
+    y, s, _ = _npy_inputs(tmp_path, n_tr=50)
+    out = tmp_path / "x.npy"
+    code, _, err = run(["encode", "--features", F, "--fmri", y, "--story-ids", s, "--out", str(out)], capsys)
+    assert code == 2 and "TRs" in err and len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_word_timings_out_of_order(tmp_path, capsys):
+    bad = tmp_path / "w.csv"
+    bad.write_text("word,onset\nthe,1.0\nn0_1,0.5\n")
+    out = tmp_path / "f.npy"
+    code, _, err = run(
+        [
+            "features",
+            "--scale",
+            "tiny",
+            "--model",
+            "student:4",
+            "--timings",
+            str(bad),
+            "--tr-times",
+            W,
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
+    assert code == 2 and "out of order" in err and not out.exists()
+
+
+def test_unknown_word_and_bad_model(tmp_path, capsys):
+    bad = tmp_path / "w.csv"
+    bad.write_text("hello,11.0\nworld,11.5\n")
+    code, _, err = run(
+        [
+            "features",
+            "--scale",
+            "tiny",
+            "--model",
+            "student:4",
+            "--timings",
+            str(bad),
+            "--tr-times",
+            W,
+            "--out",
+            str(tmp_path / "f.npy"),
+        ],
+        capsys,
+    )
+    assert code == 2 and "vocabulary" in err
+    code, _, err = run(
+        ["features", "--model", str(tmp_path), "--timings", CSV, "--tr-times", W, "--out", str(tmp_path / "f.npy")],
+        capsys,
+    )
+    assert code == 2 and "config.json" in err
+
+
+def test_compress_and_save_hf_model(tmp_path, capsys):
+    transformers = __import__("pytest").importorskip("transformers")
+    import torch
+
+    cfg = transformers.GPT2Config(vocab_size=300, n_positions=64, n_embd=16, n_layer=1, n_head=2)
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(cfg)
+    src = tmp_path / "gpt2"
+    model.save_pretrained(src)
+    tok_dir = tmp_path / "tok"
+    tok_dir.mkdir()
+    vocab = {chr(97 + i): i for i in range(26)} | {"<unk>": 26}
+    (tok_dir / "vocab.json").write_text(json.dumps(vocab))
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>")
+    fast.save_pretrained(src)
+    out = tmp_path / "q"
+    code, text, err = run(
+        ["compress", "--model", str(src), "--method", "gptq", "--bits", "4", "--out", str(out)], capsys
+    )
+    assert code == 0, err
+    assert (out / "config.json").is_file() and "gptq" in text
+    code, _, err = run(["compress", "--model", str(src), "--method", "rtn", "--out", str(out)], capsys)
+    assert code == 2 and "exists" in err

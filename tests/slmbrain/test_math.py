@@ -1,0 +1,147 @@
+"""The math against ground truth and small references: downsampling, delays, ridge, ceiling, compression."""
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.slmbrain.compress import (
+    compress_model,
+    gptq_quantize,
+    layer_output_error,
+    magnitude_prune,
+    rtn_quantize,
+    wanda_prune,
+)
+from icml26.slmbrain.data import Grammar, generate_corpus
+from icml26.slmbrain.encoding import (
+    convolve_hrf,
+    encode,
+    fdr_bh,
+    lanczos_downsample,
+    make_delays,
+    noise_ceiling,
+    pearson_r,
+)
+from icml26.slmbrain.lm import TinyGPT, _windows, lm_loss, word_states
+
+torch.set_num_threads(1)
+
+
+def test_lanczos_preserves_slow_signal_and_removes_fast():
+    t = np.arange(0, 200, 0.3)  # word onsets
+    tr = np.arange(1, 199, 2.0)
+    slow, fast = np.sin(2 * np.pi * t / 40), np.sin(2 * np.pi * t / 0.9)  # 0.025 Hz vs above Nyquist (0.25 Hz)
+    ds = lanczos_downsample(np.stack([slow, fast], 1), t, tr)
+    assert pearson_r(ds[5:-5, :1], np.sin(2 * np.pi * tr[5:-5] / 40)[:, None])[0] > 0.99
+    assert np.std(ds[5:-5, 1]) < 0.1 * np.std(ds[5:-5, 0])
+
+
+def test_delays_do_not_cross_story_start():
+    x = np.arange(1, 7, dtype=float)[:, None]
+    d = make_delays(x, (1, 2))
+    assert d.shape == (6, 2) and d[0].tolist() == [0, 0] and d[2].tolist() == [2, 1]
+
+
+def test_noise_ceiling_matches_truth():
+    rng = np.random.default_rng(1)
+    s = rng.standard_normal((20000, 3))
+    rep = np.stack([s + rng.standard_normal(s.shape) for _ in range(2)])  # SNR 1: rho = 0.5
+    nc = noise_ceiling(rep)
+    true = pearson_r(s, rep.mean(0))  # the best any prediction (the signal itself) can reach
+    assert np.allclose(nc, true, atol=0.02)
+
+
+def test_encode_truth_scores_near_one_and_alpha_matches_reference():
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((5, 30))
+    X = [rng.standard_normal((80, 5)) for _ in range(5)]
+    Y = [convolve_hrf(x @ W) + 0.5 * rng.standard_normal((80, 30)) for x in X]
+    Xt = rng.standard_normal((80, 5))
+    sig = convolve_hrf(Xt @ W)
+    Yt = np.stack([sig + 0.5 * rng.standard_normal(sig.shape) for _ in range(2)])
+    res = encode(X, Y, Xt, Yt)
+    assert np.nanmean(res.r_norm) > 0.9
+    shuffled = encode(X, [y[rng.permutation(80)] for y in Y], Xt, Yt)
+    assert np.nanmean(shuffled.r_norm) < 0.3
+
+
+def test_alpha_edge_is_logged(caplog):
+    rng = np.random.default_rng(3)
+    X = [rng.standard_normal((40, 3)) for _ in range(3)]
+    Y = [rng.standard_normal((40, 10)) for _ in range(3)]  # pure noise: alpha runs to the upper edge
+    with caplog.at_level(logging.WARNING, logger="icml26.slmbrain.encoding"):
+        res = encode(X, Y, X[0], np.stack([Y[0], Y[0]]), alphas=np.logspace(-2, 0, 3))
+    assert res.edge_fraction > 0.5 and "edge of the grid" in caplog.text
+
+
+def test_fdr_matches_statsmodels():
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    p = np.random.default_rng(4).uniform(size=200) ** 3
+    assert (fdr_bh(p, 0.05) == multitest.multipletests(p, 0.05, "fdr_bh")[0]).all()
+
+
+def test_rtn_levels_and_gptq_beats_rtn():
+    g = torch.Generator().manual_seed(5)
+    W = torch.randn(32, 64, generator=g)
+    for bits in (2, 4, 8):
+        q = rtn_quantize(W, bits)
+        assert max(len(torch.unique(row)) for row in q) <= 2**bits
+    X = torch.randn(1000, 64, generator=g) @ torch.randn(64, 64, generator=g)  # correlated inputs
+    for bits in (3, 4):
+        e_rtn = layer_output_error(W, rtn_quantize(W, bits), X)
+        e_gptq = layer_output_error(W, gptq_quantize(W, 2 * X.T.double() @ X.double(), bits), X)
+        assert e_gptq < e_rtn
+
+
+def test_pruning_sparsity_and_wanda_score():
+    g = torch.Generator().manual_seed(6)
+    W = torch.randn(8, 20, generator=g)
+    assert float((magnitude_prune(W, 0.5) == 0).float().mean()) == pytest.approx(0.5)
+    norm = torch.ones(20)
+    norm[0] = 1e6  # an input with huge activations: Wanda keeps its weights
+    assert (wanda_prune(W, norm, 0.9)[:, 0] != 0).all()
+    with pytest.raises(ValueError, match="sparsity"):
+        magnitude_prune(W, 1.0)
+
+
+def test_windows_cover_every_position_once():
+    for n, ctx in ((5, 8), (40, 8), (41, 16)):
+        cover = np.zeros(n, int)
+        for s, e, k in _windows(n, ctx):
+            assert e - s == min(ctx, n)
+            cover[s + k : e] += 1
+        assert (cover == 1).all()
+
+
+def test_word_states_are_causal_and_compression_changes_model():
+    g = Grammar(n_topics=2)
+    c = generate_corpus(g, 300, np.random.default_rng(7))
+    m = TinyGPT(g.vocab_size, 8, 1, 2, 16, seed=0)
+    h = word_states(m, c.ids)
+    ids2 = c.ids.copy()
+    ids2[-1] = (ids2[-1] + 1) % g.vocab_size
+    h2 = word_states(m, ids2)
+    assert h.shape == (2, 300, 8) and np.allclose(h[:, :-1], h2[:, :-1])  # a future word changes no past state
+    before = lm_loss(m, c.ids)
+    errs = compress_model(m, "rtn", bits=2)
+    assert len(errs) == 4 and lm_loss(m, c.ids) != before
+
+
+def test_grammar_agreement_labels():
+    g = Grammar()
+    c = generate_corpus(g, 2000, np.random.default_rng(8))
+    verbs = np.flatnonzero(c.pos == 3)
+    # a verb agrees with the number pending at the word before it
+    for i in verbs[:200]:
+        word = g.words[c.ids[i]]
+        assert (c.number[i - 1] == 0) == word.endswith("s")
+
+
+def test_tiny_gpt_init_depends_only_on_its_seed():
+    torch.manual_seed(1)
+    a = TinyGPT(20, 8, 1, 2, 8, seed=4)
+    torch.manual_seed(2)  # the global RNG must not matter (biases included)
+    b = TinyGPT(20, 8, 1, 2, 8, seed=4)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
