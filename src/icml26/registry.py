@@ -164,6 +164,7 @@ _SYSTEMS = [
         "spik4lite",
         "Spik4lite: Refactoring Neuromorphic Sparsity for Efficient Spiking Neural Networks on Commodity Edge Devices",
         "learned channel gates and energy loss, then physical removal of channels in spiking transformers",
+        status="implemented",
         extra="snn",
     ),
     SystemSpec(
