@@ -22,6 +22,24 @@ def test_encode_npz(tmp_path, capsys):
     assert len(json.loads(js.read_text())["layers"]) == 3
 
 
+def test_npz_repeats_are_used_only_for_the_story_they_belong_to(tmp_path, capsys):
+    # simulate records repeats of its last story; scoring another story of the same length against them was
+    # silently wrong (scores of 0.37 where the right ones are 0.13)
+    with np.load(W) as z:
+        sid = z["story_ids"]
+    stories = list(dict.fromkeys(sid.tolist()))
+    n_tr = {s: int((sid == s).sum()) for s in stories}
+    same_length = [i for i, s in enumerate(stories[:-1]) if n_tr[s] == n_tr[stories[-1]]]
+    assert same_length, "the fixture needs a story as long as the last one"
+    js = tmp_path / "e.json"
+    code, _, err = run(
+        ["encode", "--features", F, "--fmri", W, "--test-story", str(same_length[0]), "--json", str(js)], capsys
+    )
+    assert code == 0 and "repeats" in err and "last story" in err
+    code, _, err = run(["encode", "--features", F, "--fmri", W, "--json", str(tmp_path / "last.json")], capsys)
+    assert code == 0 and "last story" not in err  # the default test story is the one the repeats are of
+
+
 def _npy_inputs(tmp_path, nan=False, n_tr=None):
     with np.load(W) as z:
         Y, sid, rep = z["fmri"].copy(), z["story_ids"], z["repeats"].copy()

@@ -251,7 +251,11 @@ def _encode(args) -> int:
             )
         keep = ~np.isnan(Y).any(0)
         Y, rep, rois = Y[:, keep], rep[:, :, keep], rois[keep]
+        repeats_of_last_story = True  # simulate records the repeats of its last story only
+        if (~keep).any():
+            print(f"masked {int((~keep).sum())} NaN voxel(s) of {keep.size}", file=sys.stderr)
     else:
+        repeats_of_last_story = False
         Yr, keep = load_fmri(args.fmri, n_tr=X.shape[1])
         Y = Yr[0] if Yr.shape[0] == 1 else Yr.mean(0)
         if args.story_ids is None:
@@ -279,6 +283,13 @@ def _encode(args) -> int:
         raise ValueError(f"--test-story {args.test_story} is out of range for {len(stories)} stories")
     test = stories[args.test_story]
     tr_mask = sid == test
+    if repeats_of_last_story and test != stories[-1] and rep is not None:
+        print(
+            f"the repeats in {args.fmri} are of the last story, not of story {test}: scoring on its single "
+            "presentation",
+            file=sys.stderr,
+        )
+        rep = None
     test_Y = rep if rep is not None else Y[tr_mask][None]
     if test_Y.shape[1] != tr_mask.sum():
         raise ValueError(f"the repeats have {test_Y.shape[1]} TRs but the test story has {int(tr_mask.sum())}")
