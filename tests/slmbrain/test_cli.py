@@ -146,3 +146,10 @@ def test_compress_and_save_hf_model(tmp_path, capsys):
     assert (out / "config.json").is_file() and "gptq" in text
     code, _, err = run(["compress", "--model", str(src), "--method", "rtn", "--out", str(out)], capsys)
     assert code == 2 and "exists" in err
+
+
+def test_seeds_out_of_range_name_the_argument(tmp_path, capsys):
+    for bad in ("-1", "99999999999999999999"):
+        code, _, err = run(["simulate", "--seed", bad, "--out", str(tmp_path / "w.npz")], capsys)
+        assert code == 2 and "--seed" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "w.npz").exists()

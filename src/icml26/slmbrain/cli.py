@@ -26,6 +26,8 @@ import numpy as np
 from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, positive_float
 from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy, save_npz
 
+SEED = bounded_int(0, 2**32 - 1, what="seed")
+
 
 def _ints(text: str) -> list[int]:
     try:
@@ -54,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="synthetic world: grammar stories, teacher-defined fMRI (2 ROIs), timings")
     s.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world size preset")
-    s.add_argument("--seed", type=int, default=0, help="random seed")
+    s.add_argument("--seed", type=SEED, default=0, help="random seed")
     s.add_argument("--snr", type=positive_float, default=None, help="voxel signal-to-noise variance ratio (preset)")
     s.add_argument("--out", type=Path, required=True, help="world .npz: fmri, story_ids, repeats, rois, tr_times")
     s.add_argument("--timings", type=Path, help="also write the words and onsets as CSV 'word,onset' here")
@@ -70,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset for student/teacher"
     )
-    f.add_argument("--seed", type=int, default=0, help="world seed for student/teacher")
+    f.add_argument("--seed", type=SEED, default=0, help="world seed for student/teacher")
     f.add_argument("--ctx", type=bounded_int(2, 4096, what="tokens"), default=256, help="context (transformers)")
     f.add_argument("--out", type=Path, required=True, help="features .npy (n_layers, n_TR, d)")
 
@@ -94,14 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--sparsity", type=fraction, default=0.5, help="fraction of weights zeroed (pruning), < 1")
     c.add_argument("--calib-text", type=Path, help="UTF-8 calibration text (transformers models; default: built-in)")
     c.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset for student")
-    c.add_argument("--seed", type=int, default=0, help="world seed for student")
+    c.add_argument("--seed", type=SEED, default=0, help="world seed for student")
     c.add_argument("--out", type=Path, help="folder to save the compressed transformers model (must not exist)")
     c.add_argument("--json", type=Path, help="write per-layer errors and LM losses as JSON here")
 
     p = sub.add_parser("probe", help="layerwise probes (agreement, depth, topic, POS) on the grammar stories")
     p.add_argument("--model", default="student:16", help="'student:WIDTH' or 'teacher'")
     p.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset")
-    p.add_argument("--seed", type=int, default=0, help="world seed")
+    p.add_argument("--seed", type=SEED, default=0, help="world seed")
     p.add_argument("--json", type=Path, help="write accuracies per property and layer as JSON here")
     return parser
 
