@@ -45,12 +45,12 @@ def test_every_argument_has_help_text(system_id):
     import argparse
     import importlib
 
+    from cli_harness import verbs  # the harness's own walk over a system's verbs
+
     parser = importlib.import_module(f"{SYSTEMS[system_id].module}.cli").build_parser()
-    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    verbs = dict(subparsers[0].choices) if subparsers else {"": parser}
     missing = [
         f"{verb} {action.option_strings[0] if action.option_strings else action.dest}"
-        for verb, sub in verbs.items()
+        for verb, sub in verbs(parser).items()
         for action in sub._actions
         if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()
     ]

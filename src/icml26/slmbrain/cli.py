@@ -254,8 +254,6 @@ def _encode(args) -> int:
         keep = ~np.isnan(Y).any(0)
         Y, rep, rois = Y[:, keep], rep[:, :, keep], rois[keep]
         repeats_of_last_story = True  # simulate records the repeats of its last story only
-        if (~keep).any():
-            print(f"masked {int((~keep).sum())} NaN voxel(s) of {keep.size}", file=sys.stderr)
     else:
         repeats_of_last_story = False
         Yr, keep = load_fmri(args.fmri, n_tr=X.shape[1])
@@ -271,8 +269,8 @@ def _encode(args) -> int:
             rep = rep[:, :, keep]
             if np.isnan(rep).any():
                 raise ValueError(f"repeats file {args.repeats} holds NaN in voxels kept")
-        if (~keep).any():
-            print(f"masked {int((~keep).sum())} NaN voxel(s) of {keep.size}", file=sys.stderr)
+    if (~keep).any():
+        print(f"masked {int((~keep).sum())} NaN voxel(s) of {keep.size}", file=sys.stderr)
     sid = np.asarray(sid)
     if sid.shape != (X.shape[1],) or not np.issubdtype(sid.dtype, np.integer):
         raise ValueError(f"story ids must be an integer array of shape ({X.shape[1]},); got {sid.dtype} {sid.shape}")
