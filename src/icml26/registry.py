@@ -205,7 +205,7 @@ _SYSTEMS = [
         "behaviorgeo",
         "From Associations to Activations: Comparing Behavioral and Hidden-State Semantic Geometry in LLMs",
         "behavioural (forced-choice, free-association) vs hidden-state semantic geometry of LLMs",
-        extra="torch",
+        extra="behavior",
     ),
     SystemSpec(
         "zolangevin",
