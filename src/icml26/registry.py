@@ -42,7 +42,8 @@ class SystemSpec:
     reference : str
         arXiv id or other pointer, empty when none is public.
     extra : str
-        The optional-dependency group (``pip install icml26[<extra>]``) the system needs; ``""`` for core only.
+        The optional-dependency groups (``pip install 'icml26[<extra>]'``, comma-separated when several) the
+        system needs; ``""`` for core only.
     package : str
         The system's package; ``icml26.<id>`` unless given (tests register a fake system elsewhere).
     """
@@ -106,7 +107,7 @@ _SYSTEMS = [
         "Dynamic Compression Flow: dual flow matching for identifiable low-dimensional latent dynamics",
         "compressive + dynamical flow matching give a low-dimensional latent of neural/behavioural time series",
         status="implemented",
-        extra="dynamics",
+        extra="dynamics,baselines",
     ),
     SystemSpec(
         "degmetrics",

@@ -51,3 +51,12 @@ def test_gpfa_via_elephant():
     gpfa = GPFABaseline(2, em_max_iters=2).fit(counts)
     assert gpfa.transform(counts).shape == (3, 12, 2)
     assert len(gpfa._spiketrains(counts)[1][4]) == counts[1, :, 4].sum()
+
+
+def test_a_missing_baseline_package_names_the_extra(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pydmd" else real(name, *a))
+    with pytest.raises(ImportError, match=r"icml26\[baselines\]"):
+        DMDBaseline(2).fit(np.zeros((2, 5, 4)))

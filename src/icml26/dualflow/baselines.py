@@ -7,6 +7,7 @@ counts (it bins and square-roots them itself), the others on smoothed counts, as
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import warnings
 
@@ -17,6 +18,12 @@ from torch import nn
 __all__ = ["DMDBaseline", "GPFABaseline", "PCABaseline", "VAEBaseline"]
 
 logger = logging.getLogger(__name__)
+
+
+def _require(package: str) -> None:
+    """GPFA and DMD come from the ``baselines`` extra, which the DualFlow estimator itself does not need."""
+    if importlib.util.find_spec(package) is None:
+        raise ImportError(f"this baseline needs {package!r}: pip install 'icml26[baselines]'")
 
 
 def _frames(X: np.ndarray) -> np.ndarray:
@@ -76,6 +83,7 @@ class GPFABaseline:
         return trials
 
     def fit(self, counts: np.ndarray) -> GPFABaseline:
+        _require("elephant")
         import quantities as pq
         from elephant.gpfa import GPFA
 
@@ -110,6 +118,7 @@ class DMDBaseline:
         self.n_components = n_components
 
     def fit(self, X: np.ndarray) -> DMDBaseline:
+        _require("pydmd")
         from pydmd import DMD
 
         X = np.asarray(X, dtype=float)
