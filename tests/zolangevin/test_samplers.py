@@ -76,3 +76,61 @@ def test_non_finite_start_is_rejected(name):
     x0[1, 0] = np.nan
     with pytest.raises(ValueError, match=r"x0 contains NaN or inf.*chain 1"):
         run_sampler(name, target, x0, step=0.1, n_steps=3, rng=np.random.default_rng(0))
+
+
+def test_a_log_density_target_samples_exactly_like_its_potential():
+    from icml26.zolangevin import CallableTarget
+
+    def potential(x):
+        return 0.5 * (x**2).sum(-1)
+
+    x0 = np.zeros((3, 2))
+    as_f = CallableTarget(potential, 2)
+    as_log_pi = CallableTarget(lambda x: -potential(x), 2, log_density=True)
+    np.testing.assert_allclose(as_log_pi.potential(np.ones((4, 2))), potential(np.ones((4, 2))))
+    runs = [
+        run_sampler("vr-zo", t, x0, step=0.1, n_steps=30, rng=np.random.default_rng(5), thin=1)
+        for t in (as_f, as_log_pi)
+    ]
+    np.testing.assert_array_equal(runs[0].samples, runs[1].samples)
+    # a log density passed as a potential samples exp(+log pi): the chains run away
+    wrong = CallableTarget(lambda x: -potential(x), 2)
+    far = run_sampler(
+        "ula",
+        CallableTarget(wrong.potential, 2, grad=lambda x: -x),
+        x0,
+        step=0.1,
+        n_steps=100,
+        rng=np.random.default_rng(5),
+    )
+    assert np.abs(far.final).max() > 1e3
+    with_grad = CallableTarget(lambda x: -potential(x), 2, grad=lambda x: -x, log_density=True)
+    np.testing.assert_allclose(with_grad.grad(np.ones((1, 2))), np.ones((1, 2)))
+
+
+def test_draws_are_chain_draw_dim_and_arviz_is_optional(monkeypatch):
+    import builtins
+
+    res = run_sampler(
+        "ula",
+        GaussianMixture.two_modes(2),
+        np.zeros((4, 2)),
+        step=0.1,
+        n_steps=20,
+        rng=np.random.default_rng(0),
+        burn_in=10,
+        thin=2,
+    )
+    draws = res.draws()
+    assert draws.shape == (4, 6, 2)  # steps 10, 12, ..., 20
+    np.testing.assert_array_equal(draws[1, 3], res.samples[3, 1])
+    real_import = builtins.__import__
+    monkeypatch.setattr(
+        builtins,
+        "__import__",
+        lambda name, *a, **k: (
+            (_ for _ in ()).throw(ImportError(name)) if name == "arviz" else real_import(name, *a, **k)
+        ),
+    )
+    with pytest.raises(ImportError, match="pip install arviz"):
+        res.to_inference_data()

@@ -58,6 +58,20 @@ class SampleResult:
         """Queries plus gradient evaluations per chain."""
         return self.queries + self.grad_evals
 
+    def draws(self) -> np.ndarray:
+        """The kept states as (chain, draw, dim), the layout of ArviZ, emcee's ``get_chain`` transposed, blackjax."""
+        return np.ascontiguousarray(self.samples.transpose(1, 0, 2))
+
+    def to_inference_data(self, var_name: str = "x"):
+        """The kept states as an ``arviz.InferenceData`` (posterior group, dims chain x draw x dim)."""
+        try:
+            import arviz
+        except ImportError as err:
+            raise ImportError("to_inference_data needs arviz (pip install arviz); draws() gives the array") from err
+        if self.samples.shape[0] == 0:
+            raise ValueError("no draws were kept (thin=0 or burn_in >= n_steps)")
+        return arviz.from_dict(posterior={var_name: self.draws()})
+
 
 def _as_black_box(f, dim: int) -> BlackBox:
     if isinstance(f, BlackBox):

@@ -264,23 +264,32 @@ class DoubleWell(_Target):
 
 
 class CallableTarget(_Target):
-    """A user potential f: (n, d) -> (n,), optionally with its gradient; no ground truth."""
+    """A user target on (n, d) -> (n,), optionally with its gradient; no ground truth.
 
-    def __init__(self, potential: Callable, dim: int, grad: Callable | None = None):
-        if not callable(potential):
-            raise TypeError("potential must be callable")
-        self.dim, self._f, self._grad = int(dim), potential, grad
+    By default ``func`` is the potential f of pi ∝ exp(-f) (the paper's convention). Pass
+    ``log_density=True`` when it returns log pi instead, as emcee's ``log_prob_fn`` and blackjax's
+    ``logdensity_fn`` do; ``grad`` then is the gradient of log pi. Either way :meth:`potential` returns f.
+    """
+
+    def __init__(self, func: Callable, dim: int, grad: Callable | None = None, *, log_density: bool = False):
+        if not callable(func):
+            raise TypeError("the target function must be callable")
+        if grad is not None and not callable(grad):
+            raise TypeError("grad must be callable or None")
+        self.dim, self._f, self._grad, self.log_density = int(dim), func, grad, bool(log_density)
         if self.dim < 1:
             raise ValueError(f"dim must be >= 1, got {dim}")
         self.mean = self.var = self.mode_weights = None
 
     def potential(self, x):
-        return self._f(np.asarray(x, dtype=np.float64))
+        value = np.asarray(self._f(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+        return -value if self.log_density else value
 
     def grad(self, x):
         if self._grad is None:
             raise ValueError("this target has no gradient; use a zeroth-order sampler")
-        return np.asarray(self._grad(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+        g = np.asarray(self._grad(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+        return -g if self.log_density else g
 
     def mode_probabilities(self, x):
         raise ValueError("a user target has no known modes")
