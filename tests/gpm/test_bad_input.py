@@ -170,3 +170,54 @@ def test_api_entry_points_check_types():
         AdaptiveTest(d.responses, MFISelector())
     with pytest.raises(TypeError, match="selector must be a Selector"):
         AdaptiveTest(d.bank, "mfi")
+
+
+def _long_rows(x, names):
+    rows = ["student,item,correct"]
+    for i, j in zip(*np.nonzero(~np.isnan(x))):
+        rows.append(f"s{i},{names[j]},{int(x[i, j])}")
+    return rows
+
+
+def test_the_long_format_gives_the_wide_matrix(tmp_path):
+    x, names = load_responses_csv(RESPONSES)
+    rows = _long_rows(x, names)
+    path = tmp_path / "long.csv"
+    path.write_text("\n".join(rows) + "\n")
+    xl, names_l = load_responses_csv(path)
+    # items keep their order of first appearance; every answered cell is where the wide file has it
+    assert set(names_l) == set(names)
+    np.testing.assert_array_equal(xl[:, [names_l.index(n) for n in names]], x[np.isfinite(x).any(1)])
+    path.write_text("\n".join([*rows, rows[1]]) + "\n")
+    with pytest.raises(ValueError, match="more than once"):
+        load_responses_csv(path)
+    path.write_text("\n".join([*rows, "s999,q1,yes"]) + "\n")
+    with pytest.raises(ValueError, match="'yes' is not 0, 1 or empty"):
+        load_responses_csv(path)
+
+
+def test_short_rows_and_bad_cells_are_named_not_read_as_missing(tmp_path):
+    lines = RESPONSES.read_text().splitlines()
+    short = tmp_path / "short.csv"
+    short.write_text("\n".join([lines[0], lines[1].rsplit(",", 1)[0], *lines[2:]]) + "\n")
+    with pytest.raises(ValueError, match="row 1 has"):
+        load_responses_csv(short)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([lines[0], lines[1], lines[2].replace("1", "2", 1), *lines[3:]]) + "\n")
+    with pytest.raises(ValueError, match="row 2, column"):
+        load_responses_csv(bad)
+
+
+def test_a_dataframe_in_either_format_reads_like_the_csv():
+    pd = pytest.importorskip("pandas")
+    from icml26.gpm.data import responses_from_frame
+
+    x, names = load_responses_csv(RESPONSES)
+    xw, names_w = responses_from_frame(pd.read_csv(RESPONSES))
+    np.testing.assert_array_equal(xw, x)
+    assert names_w == names
+    long = pd.DataFrame([r.split(",") for r in _long_rows(x, names)[1:]], columns=["user", "item", "correct"])
+    xl, names_l = responses_from_frame(long)
+    np.testing.assert_array_equal(xl[:, [names_l.index(n) for n in names]], x[np.isfinite(x).any(1)])
+    with pytest.raises(ValueError, match="is not 0, 1 or NaN"):
+        responses_from_frame(pd.DataFrame({"a": [0.0, 2.0]}))

@@ -161,40 +161,98 @@ def align_responses(x: np.ndarray, names: list[str], bank_names: list[str], path
     return x[:, [column[n] for n in bank_names]]
 
 
-def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
-    """Read a response matrix: rows examinees, columns items, cells 0 / 1 / empty (missing).
+#: cell spellings read as missing, correct and wrong
+_MISSING, _ONE, _ZERO = ("", "NA", "nan", "NaN"), ("1", "1.0"), ("0", "0.0")
+#: column names recognised as the long format (user, item, correct), in order of preference
+_LONG_COLUMNS = (("user", "examinee", "person", "student", "id"), ("item",), ("correct", "response", "score"))
 
-    A first row that is not all 0/1/empty is taken as the item names. Returns (responses, item_names).
+
+def _cells_to_responses(cells: np.ndarray, names: list[str], path) -> np.ndarray:
+    """Strings (n_examinees, n_items) -> 1.0 / 0.0 / NaN, vectorised; the first bad cell is named."""
+    cells = np.char.strip(cells.astype(str))
+    ones, zeros, missing = np.isin(cells, _ONE), np.isin(cells, _ZERO), np.isin(cells, _MISSING)
+    bad = ~(ones | zeros | missing)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(f"{path}: row {i + 1}, column {names[j]!r}: {str(cells[i, j])!r} is not 0, 1 or empty")
+    return np.where(missing, np.nan, ones.astype(float))
+
+
+def _long_to_wide(rows: list[list[str]], header: list[str], path) -> tuple[np.ndarray, list[str]]:
+    """(user, item, correct) rows -> a wide matrix with users and items in order of first appearance."""
+    lower = [h.lower() for h in header]
+    user_col, item_col, resp_col = (next(lower.index(n) for n in names if n in lower) for names in _LONG_COLUMNS)
+    table = np.array(rows, dtype=object)
+    users, user_idx = np.unique(table[:, user_col].astype(str), return_inverse=True)
+    items, item_idx = np.unique(table[:, item_col].astype(str), return_inverse=True)
+    # np.unique sorts; keep the file's order of first appearance instead
+    user_order = np.argsort(np.unique(user_idx, return_index=True)[1])
+    item_order = np.argsort(np.unique(item_idx, return_index=True)[1])
+    user_rank, item_rank = np.argsort(user_order), np.argsort(item_order)
+    r, c = user_rank[user_idx], item_rank[item_idx]
+    flat = r * len(items) + c
+    dup_flat, counts = np.unique(flat, return_counts=True)
+    if (counts > 1).any():
+        k = dup_flat[counts > 1][0]
+        raise ValueError(
+            f"{path}: user {str(users[user_order[k // len(items)]])!r} answers item "
+            f"{str(items[item_order[k % len(items)]])!r} "
+            "more than once; the long format needs one row per (user, item)"
+        )
+    values = _cells_to_responses(table[:, [resp_col]], [header[resp_col]], path)[:, 0]
+    x = np.full((len(users), len(items)), np.nan)
+    x[r, c] = values
+    return x, [str(n) for n in items[item_order]]
+
+
+def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
+    """Read responses in the wide or the long format. Returns (responses, item_names).
+
+    Wide: rows examinees, columns items, cells 0 / 1 / empty (missing); a first row that is not all 0/1/empty
+    is taken as the item names. Long: a header naming a user column (``user``, ``examinee``, ``person``,
+    ``student`` or ``id``), ``item`` and ``correct`` (or ``response``/``score``), one row per answer, as
+    mirt/catsim users and most learning platforms export; examinees and items keep their order of first
+    appearance, unanswered pairs are missing.
     """
     path = Path(path)
     rows = [row for row in _read_csv_rows(path, "response file") if any(cell.strip() for cell in row)]
     if not rows:
         raise ValueError(f"{path}: empty response file")
-
-    def is_data(row):
-        return all(cell.strip() in ("", "0", "1", "0.0", "1.0", "NA", "nan") for cell in row)
-
-    names = [f"item{j}" for j in range(len(rows[0]))]
-    if not is_data(rows[0]):
-        names, rows = [c.strip() for c in rows[0]], rows[1:]
-        _check_names(names, path, "item")
-    x = np.full((len(rows), len(names)), np.nan)
-    for i, row in enumerate(rows):
-        if len(row) != len(names):
-            raise ValueError(f"{path}: row {i + 1} has {len(row)} cells, expected {len(names)}")
-        for j, cell in enumerate(row):
-            cell = cell.strip()
-            if cell in ("", "NA", "nan"):
-                continue
-            try:
-                value = float(cell)
-            except ValueError:
-                raise ValueError(f"{path}: row {i + 1}, column {names[j]!r}: {cell!r} is not 0, 1 or empty") from None
-            if value not in (0.0, 1.0):
-                raise ValueError(f"{path}: row {i + 1}, column {names[j]!r}: {cell!r} is not 0, 1 or empty")
-            x[i, j] = value
-    if x.shape[0] == 0:
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    header, names = None, [f"item{j}" for j in range(len(rows[0]))]
+    if not np.isin(np.char.strip(np.array(rows[0], dtype=str)), _MISSING + _ONE + _ZERO).all():
+        header, rows, lengths = [c.strip() for c in rows[0]], rows[1:], lengths[1:]
+    if (lengths != len(names)).any():
+        i = int(np.flatnonzero(lengths != len(names))[0])
+        raise ValueError(f"{path}: row {i + 1} has {lengths[i]} cells, expected {len(names)}")
+    if not rows:
         raise ValueError(f"{path}: no examinee rows")
+    lower = {h.lower() for h in header or ()}
+    if header and all(any(n in lower for n in names_) for names_ in _LONG_COLUMNS):
+        x, names = _long_to_wide(rows, header, path)
+    else:
+        if header is not None:
+            names = header
+            _check_names(names, path, "item")
+        x = _cells_to_responses(np.array(rows, dtype=str), names, path)
+    return check_responses(x), names
+
+
+def responses_from_frame(frame) -> tuple[np.ndarray, list[str]]:
+    """A pandas DataFrame in the wide format (columns items) or the long format (user, item, correct)."""
+    columns = [str(c) for c in frame.columns]
+    lower = {c.lower() for c in columns}
+    if all(any(n in lower for n in names) for names in _LONG_COLUMNS):
+        cells = frame.astype(object).where(frame.notna(), "").astype(str).to_numpy().tolist()
+        x, names = _long_to_wide(cells, columns, "DataFrame")
+    else:
+        _check_names(columns, "DataFrame", "item")
+        values = frame.to_numpy(dtype=float, na_value=np.nan)
+        bad = ~(np.isnan(values) | (values == 0) | (values == 1))
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError(f"DataFrame: row {i + 1}, column {columns[j]!r}: {float(values[i, j])!r} is not 0, 1 or NaN")
+        x, names = values, columns
     return check_responses(x), names
 
 
