@@ -170,3 +170,25 @@ def test_duplicated_gene_names_get_a_clear_error(halves):
     shuffled = dup_pred[:, ::-1].copy()
     with pytest.raises(ValueError, match=r"duplicated gene names \['gene0'\]"):
         evaluate(shuffled, dup_real, scale="counts", **KW)
+
+
+def test_annotate_writes_the_weights_and_t_scores_into_varm_and_uns(tmp_path):
+
+    from icml26 import cli
+    from icml26.degmetrics.data import simulate
+
+    real = simulate(n_genes=30, n_control=20, n_perturbations=3, cells_per_perturbation=10, gene_source="gamma")
+    ref = DEGReference.from_anndata(real, perturbation_key="perturbation", control="control", scale="counts")
+    path = tmp_path / "real.h5ad"
+    real.write_h5ad(path)
+    out = tmp_path / "annotated.h5ad"
+    args = ["--real", str(path), "--perturbation-key", "perturbation", "--control", "control", "--scale", "counts"]
+    assert cli.main(["degmetrics", "degs", *args, "--out", str(out)]) == 0
+    back = ad.read_h5ad(out)
+    np.testing.assert_allclose(back.varm["degmetrics_weights"].to_numpy().T, ref.weights)
+    np.testing.assert_allclose(back.varm["degmetrics_t"][ref.perturbations[1]].to_numpy(), ref.t[1])
+    assert list(back.uns["degmetrics"]["perturbations"]) == ref.perturbations
+    np.testing.assert_array_equal(back.uns["degmetrics"]["n_deg"], ref.n_deg)
+    assert (back.X != real.X).nnz == 0  # the counts are written back untouched
+    with pytest.raises(ValueError, match="var_names differ"):
+        ref.annotate(real[:, ::-1].copy())

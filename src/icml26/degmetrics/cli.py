@@ -1,10 +1,12 @@
-"""``icml26 degmetrics``: score predictions (``score``), simulate a screen (``simulate``), baselines."""
+"""``icml26 degmetrics``: score predictions (``score``), DEG annotations (``degs``), simulate a screen, baselines."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_int
 from icml26._util.io import atomic_output, check_output_path
@@ -56,6 +58,32 @@ def _score(args: argparse.Namespace) -> int:
         _write_csv(result.table, args.out)
     print(result.summary.to_string(float_format=lambda v: f"{v:.4f}"))
     _note_undefined(result.table)
+    return 0
+
+
+def _degs(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
+    from icml26.degmetrics.data import read_perturbation_h5ad
+    from icml26.degmetrics.evaluate import DEGReference
+
+    real = read_perturbation_h5ad(args.real, perturbation_key=args.perturbation_key, control=args.control)
+    ref = DEGReference.from_anndata(
+        real,
+        perturbation_key=args.perturbation_key,
+        control=args.control,
+        scale=args.scale,
+        layer=args.layer,
+        deg_mode=args.deg_mode,
+    )
+    ref.annotate(real)
+    with atomic_output(args.out) as tmp:
+        real.write_h5ad(tmp)
+    print(
+        f"{len(ref.perturbations)} perturbations, median {int(np.median(ref.n_deg))} DEGs "
+        f"(BH < {ref.settings['alpha']}); "
+        f"weights and t-scores in varm['degmetrics_weights'] / varm['degmetrics_t'], counts in uns['degmetrics'] "
+        f"-> {args.out}"
+    )
     return 0
 
 
@@ -145,6 +173,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deg-mode", default="vsrest", choices=["vsrest", "vscontrol"], help="DEG weights (vsrest)")
     p.add_argument("--out", default=None, help="write the per-perturbation table to this CSV")
     p.set_defaults(func=_score)
+
+    p = sub.add_parser("degs", help="DEG weights and t-scores of an observed screen, written into its .h5ad")
+    p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
+    p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
+    p.add_argument("--control", required=True, help="label of the control cells")
+    p.add_argument("--scale", required=True, choices=["counts", "log1p"], help="scale of the observed data")
+    p.add_argument("--layer", default=None, help="layer of the observed data to use instead of X")
+    p.add_argument("--deg-mode", default="vsrest", choices=["vsrest", "vscontrol"], help="DEG weights (vsrest)")
+    p.add_argument("--out", required=True, help="output .h5ad: the input plus varm/uns annotations")
+    p.set_defaults(func=_degs)
 
     p = sub.add_parser("simulate", help="simulate a perturb-seq screen (NB counts) into an .h5ad")
     p.add_argument("--out", required=True, help="output .h5ad")

@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from icml26.degmetrics.config import SimConfig
 
@@ -150,7 +151,7 @@ def simulate(config: SimConfig | None = None, *, seed: int = 0, latent_effects: 
     Returns
     -------
     anndata.AnnData
-        ``X``: raw counts (float32, integer-valued), cells × genes; ``obs["perturbation"]`` (``"control"``,
+        ``X``: raw counts (CSR, int32), cells × genes; ``obs["perturbation"]`` (``"control"``,
         ``"P000"`` …, doubles ``"P003+P017"``); ``uns["truth"]``: ``perturbations`` (P,),
         ``log_fold_change`` (P, G, natural log, perturbation-specific), ``generic_shift`` (G,),
         ``gene_source``, and the config.
@@ -189,11 +190,13 @@ def simulate(config: SimConfig | None = None, *, seed: int = 0, latent_effects: 
             "change, control bias, library scale or latent effects"
         )
     m = group_means[group] * library[:, None]  # (n_cells, G) NB means
-    counts = rng.poisson(rng.gamma(theta, m / theta)).astype(np.float32)  # NB as a gamma-Poisson mixture
+    counts = rng.poisson(rng.gamma(theta, m / theta))  # NB as a gamma-Poisson mixture, (n_cells, G) int64
     labels = np.array([CONTROL, *names])[group]
     obs = pd.DataFrame({PERTURBATION_KEY: pd.Categorical(labels)}, index=[f"cell{i}" for i in range(group.size)])
     var = pd.DataFrame(index=[f"gene{g}" for g in range(G)])
-    adata = ad.AnnData(X=counts, obs=obs, var=var)
+    # raw counts as the field stores them: sparse CSR, integer dtype (as read from a 10x/Cell Ranger matrix)
+    dtype = np.int32 if counts.max(initial=0) < np.iinfo(np.int32).max else np.int64
+    adata = ad.AnnData(X=sp.csr_matrix(counts.astype(dtype)), obs=obs, var=var)
     adata.uns["truth"] = {
         "perturbations": np.array(names),
         "log_fold_change": lfc,

@@ -161,6 +161,26 @@ class DEGReference:
             settings={"scale": scale, "deg_mode": deg_mode, "ttest": ttest, "alpha": alpha, "control": control},
         )
 
+    def annotate(self, adata, key: str = "degmetrics") -> None:
+        """Write the DEG weights and t-scores into ``adata`` as scanpy users expect, in place.
+
+        ``varm[f"{key}_weights"]`` and ``varm[f"{key}_t"]``: DataFrames genes x perturbations;
+        ``uns[key]``: ``perturbations``, ``n_deg``, ``n_cells`` and the settings they were computed with.
+        ``adata`` must have the reference's genes in the same order (the data it was built from, or a copy).
+        """
+        check_anndata(adata, "adata")
+        genes = pd.Index(adata.var_names.astype(str))
+        if not genes.equals(self.genes):
+            raise ValueError("adata's var_names differ from the reference's genes; annotate the data it was built from")
+        for name, values in ((f"{key}_weights", self.weights), (f"{key}_t", self.t)):
+            adata.varm[name] = pd.DataFrame(values.T, index=adata.var_names, columns=self.perturbations)
+        adata.uns[key] = {
+            "perturbations": np.array(self.perturbations),
+            "n_deg": np.asarray(self.n_deg),
+            "n_cells": np.asarray(self.n_cells),
+            "settings": {k: v for k, v in self.settings.items() if isinstance(v, str | int | float)},
+        }
+
 
 @dataclass
 class Evaluation:
