@@ -118,7 +118,7 @@ def test_forecast_remembers_its_trajectory_and_evaluate_uses_it(work, tmp_path, 
 
 def test_nan_forecast_is_refused_not_scored_as_nan(work, tmp_path, capsys):
     fc = tmp_path / "f.nc"
-    assert _run(capsys, *_forecast(work, fc))[0] == 0
+    assert _run(capsys, *_forecast(work, fc, "--time", "2"))[0] == 0  # valid times inside the truth
     with xr.open_dataset(fc) as ds:
         bad = ds.load()
     bad["vorticity"][0, 0, 0, 0] = np.nan
@@ -132,7 +132,8 @@ def test_nan_forecast_is_refused_not_scored_as_nan(work, tmp_path, capsys):
         "--json",
         str(tmp_path / "s.json"),
     )
-    assert code == 2 and "'vorticity' has 1 NaN/inf values" in err and not (tmp_path / "s.json").exists()
+    assert code == 2 and "'vorticity', initial time" in err and "1 NaN/inf values" in err
+    assert not (tmp_path / "s.json").exists()
 
 
 def test_outputs_are_checked_before_training(work, tmp_path, capsys):

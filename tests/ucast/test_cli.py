@@ -36,7 +36,7 @@ def test_simulate_train_forecast_evaluate(tmp_path, capsys):
         == 0
     )
     with xr.open_dataset(fc) as ds:
-        assert dict(ds["vorticity"].sizes) == {"member": 3, "lead_time": 4, "lat": 16, "lon": 16}
+        assert dict(ds["vorticity"].sizes) == {"number": 3, "prediction_timedelta": 4, "latitude": 16, "longitude": 16}
     assert main(["evaluate", str(fc), "--truth", str(data)]) == 0
     assert "crps" in capsys.readouterr().out
     assert main(["evaluate", str(fc), "--truth", str(data), "--json", str(scores)]) == 0

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import xarray as xr
 
 from icml26.ucast.config import ModelConfig
 from icml26.ucast.data import Normalizer, dataset_to_array, latitude_weights, load_wb2, simulate_dataset
@@ -45,9 +46,10 @@ def test_forecast_returns_members_on_the_grid(sim):
     model = model_for(sim)
     init = sim.isel(trajectory=0, time=slice(0, 3))
     fc = forecast(model, init, members=4, steps=3)
-    assert dict(fc["vorticity"].sizes) == {"member": 4, "lead_time": 3, "lat": 8, "lon": 8}
-    np.testing.assert_allclose(fc.lead_time.values, [1.0, 2.0, 3.0])
-    assert float(fc.init_time) == 2.0 and np.allclose(fc.valid_time, [3.0, 4.0, 5.0])
+    # WeatherBench2 names: number, prediction_timedelta, latitude, longitude; time = the initial time
+    assert dict(fc["vorticity"].sizes) == {"number": 4, "prediction_timedelta": 3, "latitude": 8, "longitude": 8}
+    np.testing.assert_allclose(fc.prediction_timedelta.values, [1.0, 2.0, 3.0])
+    assert float(fc.time) == 2.0 and np.allclose(fc.valid_time, [3.0, 4.0, 5.0])
     v = fc["vorticity"].values
     assert np.all(np.isfinite(v)) and not np.allclose(v[0], v[1])  # MC dropout: members differ
 
@@ -94,9 +96,37 @@ def test_evaluate_matches_ensemble_scores_and_checks_inputs(sim):
     with pytest.raises(ValueError, match="lat"):
         evaluate_forecast(fc, traj.assign_coords(lat=traj.lat + 0.5))
     with pytest.raises(ValueError, match="at least 2 members"):
-        evaluate_forecast(fc.isel(member=slice(0, 1)), traj)
+        evaluate_forecast(fc.isel(number=slice(0, 1)), traj)
     with pytest.raises(ValueError, match="valid times"):
         evaluate_forecast(fc, traj.isel(time=slice(0, 4)))
+
+
+def test_init_by_init_scoring_equals_the_batched_scores_and_reads_legacy_names(sim, tmp_path):
+    model = model_for(sim)
+    traj = sim.isel(trajectory=0)
+    fcs = [forecast(model, traj.isel(time=slice(i, i + 2)), members=3, steps=2) for i in range(3)]
+    stacked = xr.concat(
+        fcs, dim="time", coords="different", compat="equals"
+    )  # a WB2 archive: (time, number, prediction_timedelta, latitude, longitude)
+    scores = evaluate_forecast(stacked, traj)
+    names = list(scores.variable.values)
+    arr = np.stack([np.stack([f[v].values for v in names], axis=2) for f in fcs], axis=1)  # (M, N, S, C, H, W)
+    truth = np.stack([np.stack([traj[v].sel(time=f.valid_time).values for v in names], axis=1) for f in fcs])
+    ref = ensemble_scores(arr, truth, latitude_weights(traj.lat.values))  # all inits at once
+    for k in ("crps", "rmse", "rmse_per_init", "spread", "ssr"):
+        np.testing.assert_allclose(scores[k].values, ref[k].T, rtol=1e-6, err_msg=k)
+    assert not np.allclose(scores["rmse"].values, scores["rmse_per_init"].values)  # the two conventions differ
+    legacy = stacked.rename(
+        {"number": "member", "prediction_timedelta": "lead_time", "time": "init_time", "latitude": "lat",
+         "longitude": "lon"}
+    )  # fmt: skip
+    np.testing.assert_allclose(evaluate_forecast(legacy, traj)["crps"].values, scores["crps"].values)
+    pytest.importorskip("zarr")
+    stacked.to_zarr(tmp_path / "fc.zarr")
+    with xr.open_zarr(tmp_path / "fc.zarr") as lazy:
+        assert lazy["vorticity"].variable._in_memory is False  # nothing loaded by opening
+        got = evaluate_forecast(lazy, traj)["crps"].sel(variable=names)  # Zarr lists variables alphabetically
+        np.testing.assert_allclose(got.values, scores["crps"].values, rtol=1e-6)
 
 
 @pytest.mark.skipif(not ERA5.is_file(), reason="real ERA5 sample absent (tests/data/era5-sample)")
@@ -105,8 +135,8 @@ def test_smoke_forecast_on_the_real_era5_grid():
     model = model_for(ds, ("z_500", "t_850"), n_forcings=4)
     init = ds.isel(trajectory=0, time=slice(0, 2))
     fc = forecast(model, init, members=2, steps=2)
-    assert dict(fc["z_500"].sizes) == {"member": 2, "lead_time": 2, "lat": 61, "lon": 120}
-    assert fc.lead_time.values[0] == np.timedelta64(12, "h")
+    assert dict(fc["z_500"].sizes) == {"number": 2, "prediction_timedelta": 2, "latitude": 61, "longitude": 120}
+    assert fc.prediction_timedelta.values[0] == np.timedelta64(12, "h")
     z = fc["z_500"].values / 9.80665
     assert np.all(np.isfinite(z)) and 4000 < z.min() and z.max() < 6500  # stays a 500 hPa height field
     scores = evaluate_forecast(fc, ds.isel(trajectory=0))

@@ -178,57 +178,64 @@ def _forecast(args) -> int:
 
 
 def _evaluate(args) -> int:
-    import xarray as xr
-
     from icml26.ucast.data import load_wb2
     from icml26.ucast.evaluate import evaluate_forecast
 
     if args.json:
         check_output_path(args.json)
     for what, path in (("forecast", args.forecast), ("truth", args.truth)):
-        if Path(path).is_dir():
-            raise IsADirectoryError(f"{what} file {path} is a directory")
-        if not Path(path).is_file():
+        if not Path(path).exists():
             raise FileNotFoundError(f"no {what} file {path}")
-    try:
-        with xr.open_dataset(args.forecast) as f:
-            fc = f.load()
-    except Exception as exc:  # netCDF / HDF5 / decoding errors: one line naming the file
-        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"cannot read {args.forecast} as a NetCDF forecast ({type(exc).__name__}: {first})") from None
-    variables = [v for v in fc.data_vars if "member" in fc[v].dims]
-    if not variables or "lead_time" not in fc.dims:
-        raise ValueError(f"{args.forecast} is not a forecast (no variables with member and lead_time dims)")
-    for v in variables:
-        n_bad = int((~np.isfinite(fc[v].values)).sum())
-        if n_bad:
-            raise ValueError(f"{args.forecast}: variable {v!r} has {n_bad} NaN/inf values; the forecast diverged")
-    # read the truth like --init (lat/lon names and order, levels split into z_500-style names, number)
-    truth = load_wb2(args.truth, variables)
-    source = fc.attrs.get("init_trajectory")
-    trajectory = args.trajectory
-    if source is not None and int(source) >= 0:
-        if trajectory is not None and trajectory != int(source):
-            raise ValueError(
-                f"{args.forecast} was started from trajectory {int(source)}, not --trajectory {trajectory}"
-            )
-        trajectory = int(source)
-    if "trajectory" in truth.dims:
-        truth = _pick_trajectory(truth, trajectory, args.truth)
-    scores = evaluate_forecast(fc, truth)
+    if Path(args.truth).is_dir():
+        raise IsADirectoryError(f"truth file {args.truth} is a directory")
+    with _open_forecast(args.forecast) as fc:  # lazy: evaluate_forecast reads one initial time at a time
+        variables = [v for v in fc.data_vars if "number" in fc[v].dims or "member" in fc[v].dims]
+        if not variables:
+            raise ValueError(f"{args.forecast} is not a forecast (no variables with a number/member dimension)")
+        # read the truth like --init (lat/lon names and order, levels split into z_500-style names, number)
+        truth = load_wb2(args.truth, variables)
+        source = fc.attrs.get("init_trajectory")
+        trajectory = args.trajectory
+        if source is not None and int(source) >= 0:
+            if trajectory is not None and trajectory != int(source):
+                raise ValueError(
+                    f"{args.forecast} was started from trajectory {int(source)}, not --trajectory {trajectory}"
+                )
+            trajectory = int(source)
+        if "trajectory" in truth.dims:
+            truth = _pick_trajectory(truth, trajectory, args.truth)
+        try:
+            scores = evaluate_forecast(fc, truth)
+        except ValueError as exc:
+            raise ValueError(f"{args.forecast}: {exc}") from None
+    leads = [str(v) for v in scores.prediction_timedelta.values]
     if args.json:
-        payload = {"variable": scores.variable.values.tolist(), "lead_time": [str(v) for v in scores.lead_time.values]}
+        payload = {"variable": scores.variable.values.tolist(), "prediction_timedelta": leads}
         payload.update({k: v.values.tolist() for k, v in scores.data_vars.items()})
         with atomic_output(args.json) as tmp:
             Path(tmp).write_text(json.dumps(payload, indent=1))
         print(f"wrote {args.json}")
     else:
-        print(f"{'variable':>12} {'lead_time':>12} " + " ".join(f"{k:>13}" for k in scores.data_vars))
+        print(f"{'variable':>12} {'lead':>20} " + " ".join(f"{k:>13}" for k in scores.data_vars))
         for v in scores.variable.values:
-            for lead in scores.lead_time.values:
-                row = scores.sel(variable=v, lead_time=lead)
-                print(f"{v:>12} {lead!s:>12} " + " ".join(f"{float(row[k]):13.4g}" for k in scores.data_vars))
+            for j, lead in enumerate(leads):
+                row = scores.sel(variable=v).isel(prediction_timedelta=j)
+                print(f"{v:>12} {lead:>20} " + " ".join(f"{float(row[k]):13.4g}" for k in scores.data_vars))
     return 0
+
+
+def _open_forecast(path: str):
+    """Open a NetCDF file or a Zarr store lazily, with one line naming the file for every way that can fail."""
+    import xarray as xr
+
+    try:
+        if Path(path).is_dir():
+            return xr.open_zarr(path)
+        return xr.open_dataset(path)
+    except Exception as exc:  # netCDF / HDF5 / Zarr / decoding errors
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        kind = "Zarr store" if Path(path).is_dir() else "NetCDF forecast"
+        raise ValueError(f"cannot read {path} as a {kind} ({type(exc).__name__}: {first})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

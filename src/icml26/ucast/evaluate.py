@@ -1,4 +1,11 @@
-"""Score xarray ensemble forecasts against a truth Dataset (WeatherBench2-style, per lead time and variable)."""
+"""Score xarray ensemble forecasts against a truth Dataset (WeatherBench2-style, per lead time and variable).
+
+Forecasts use WeatherBench2's names: dims ``number`` (member), ``prediction_timedelta``, ``latitude``,
+``longitude``, and ``time`` for the initial time (a dimension when the file holds several forecasts).
+Files written before icml26 adopted them (``member``, ``lead_time``, ``init_time``, ``lat``, ``lon``) are
+read too. Scoring walks the initial times one by one, so an archive opened lazily with
+``xarray.open_dataset`` / ``open_zarr`` is never loaded whole: memory is one initial time of one variable.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,20 @@ import xarray as xr
 from icml26.ucast.data import latitude_weights
 from icml26.ucast.metrics import ensemble_scores
 
-__all__ = ["evaluate_forecast"]
+__all__ = ["evaluate_forecast", "to_wb2_names"]
+
+#: names icml26 forecasts had before WeatherBench2's, and the truth's lat/lon
+_LEGACY = {"member": "number", "lead_time": "prediction_timedelta", "init_time": "time", "lat": "latitude",
+           "lon": "longitude"}  # fmt: skip
+
+
+def to_wb2_names(ds: xr.Dataset) -> xr.Dataset:
+    """Rename legacy icml26 dims/coords (``member``, ``lead_time``, ``init_time``, ``lat``, ``lon``) to WB2's."""
+    present = {old: new for old, new in _LEGACY.items() if old in ds.variables or old in ds.dims}
+    clash = [new for new in present.values() if new in ds.variables or new in ds.dims]
+    if clash:
+        raise ValueError(f"the dataset has both legacy and WeatherBench2 names for {clash}")
+    return ds.rename(present)
 
 
 def evaluate_forecast(fc: xr.Dataset, truth: xr.Dataset) -> xr.Dataset:
@@ -17,52 +37,79 @@ def evaluate_forecast(fc: xr.Dataset, truth: xr.Dataset) -> xr.Dataset:
     Parameters
     ----------
     fc : xarray.Dataset
-        As returned by :func:`icml26.ucast.forecast`: variables (member, lead_time, lat, lon), optionally
-        with an ``init_time`` dimension (several forecasts), and ``valid_time`` = init_time + lead_time.
+        As returned by :func:`icml26.ucast.forecast` or stored by WeatherBench2: variables (number,
+        prediction_timedelta, latitude, longitude), optionally with a ``time`` dimension (several forecasts),
+        and ``valid_time`` = time + prediction_timedelta (computed when absent). May be lazy.
     truth : xarray.Dataset
-        The same variables with dims (time, lat, lon), covering every valid time.
+        The same variables with dims (time, latitude, longitude) (or lat, lon), covering every valid time.
 
     Returns
     -------
     xarray.Dataset
         Variables ``crps``, ``rmse`` (WB2: mean MSE over inits, then sqrt), ``rmse_per_init``, ``spread``,
-        ``ssr`` with dims (variable, lead_time).
+        ``ssr`` with dims (variable, prediction_timedelta).
 
     Raises
     ------
     ValueError
-        Different lat/lon coordinates, missing variables or valid times, fewer than 2 members.
+        Different latitude/longitude coordinates, missing variables or valid times, fewer than 2 members,
+        NaN/inf in the forecast (naming the variable and initial time).
     """
     for name, ds in (("fc", fc), ("truth", truth)):
         if not isinstance(ds, xr.Dataset):
             raise TypeError(f"{name} must be an xarray.Dataset; got {type(ds).__name__}")
-    for dim in ("lat", "lon"):
+    fc, truth = to_wb2_names(fc), to_wb2_names(truth)
+    for dim in ("latitude", "longitude"):
+        if dim not in fc.dims:
+            raise ValueError(f"the forecast has no {dim} dimension")
         if dim not in truth.dims or truth.sizes[dim] != fc.sizes[dim] or not np.allclose(truth[dim], fc[dim]):
             raise ValueError(f"truth and forecast have different {dim} coordinates")
-    if fc.sizes.get("member", 0) < 2:
-        raise ValueError(f"CRPS and SSR need at least 2 members; the forecast has {fc.sizes.get('member', 0)}")
-    variables = [v for v in fc.data_vars if "member" in fc[v].dims]
+    m = fc.sizes.get("number", 0)
+    if m < 2:
+        raise ValueError(f"CRPS and SSR need at least 2 members; the forecast has {m}")
+    variables = [v for v in fc.data_vars if {"number", "prediction_timedelta"} <= set(fc[v].dims)]
+    if not variables:
+        raise ValueError("the forecast has no variable with number and prediction_timedelta dims")
     missing = [v for v in variables if v not in truth]
     if missing:
         raise ValueError(f"truth lacks variables {missing}")
-    if "init_time" not in fc.dims:
-        fc = fc.expand_dims("init_time")
-        fc = fc.assign_coords(valid_time=fc.valid_time.expand_dims(init_time=fc.init_time.values))
-    valid = fc.valid_time.transpose("init_time", "lead_time").values  # (N, S)
+    if "time" not in fc.dims:
+        fc = fc.expand_dims("time")
+    valid = fc["time"].values[:, None] + fc["prediction_timedelta"].values[None, :]  # (N, S)
     absent = np.setdiff1d(valid.ravel(), truth.time.values)
     if absent.size:
         raise ValueError(f"truth lacks valid times {absent[:3].tolist()} (and {max(0, absent.size - 3)} more)")
-    w = latitude_weights(fc.lat.values)
-    out = {}
+    w = latitude_weights(fc.latitude.values)
+    dims = ("number", "prediction_timedelta", "latitude", "longitude")
+    n = fc.sizes["time"]
+    sums = {}  # per variable, per score: sum over initial times of (S,) arrays
     for v in variables:
-        f = fc[v].transpose("member", "init_time", "lead_time", "lat", "lon").values[:, :, :, None]
-        t = truth[v].sel(time=xr.DataArray(valid, dims=("init_time", "lead_time")))
-        t = t.transpose("init_time", "lead_time", "lat", "lon").values[:, :, None]
-        out[v] = {k: a[:, 0] for k, a in ensemble_scores(f, t, w).items()}
-    names = ["crps", "rmse", "rmse_per_init", "spread", "ssr"]
+        acc = {k: 0.0 for k in ("crps", "mse", "rmse", "var", "mae_mean")}
+        for i in range(n):  # one initial time in memory at a time
+            f = np.asarray(fc[v].isel(time=i).transpose(*dims).values, dtype=np.float64)  # (M, S, H, W)
+            bad = int((~np.isfinite(f)).sum())
+            if bad:
+                raise ValueError(f"variable {v!r}, initial time {fc['time'].values[i]}: {bad} NaN/inf values")
+            t = truth[v].sel(time=valid[i]).transpose("time", "latitude", "longitude").values  # (S, H, W)
+            s = ensemble_scores(f[:, None, :, None], t[None, :, None], w)  # (S, 1) each
+            acc["crps"] += s["crps"][:, 0]
+            acc["mse"] += s["rmse"][:, 0] ** 2
+            acc["rmse"] += s["rmse"][:, 0]
+            acc["var"] += s["spread"][:, 0] ** 2
+            acc["mae_mean"] += s["mae_mean"][:, 0]
+        sums[v] = acc
+    rows = {k: np.stack([sums[v][k] / n for v in variables]) for k in ("crps", "mse", "rmse", "var")}
+    rmse, spread = np.sqrt(rows["mse"]), np.sqrt(rows["var"])
+    scores = {
+        "crps": rows["crps"],
+        "rmse": rmse,
+        "rmse_per_init": rows["rmse"],
+        "spread": spread,
+        "ssr": np.sqrt((m + 1) / m) * spread / np.where(rmse > 0, rmse, np.nan),
+    }
     return xr.Dataset(
-        {k: (("variable", "lead_time"), np.stack([out[v][k] for v in variables])) for k in names},
-        coords={"variable": variables, "lead_time": fc.lead_time.values},
+        {k: (("variable", "prediction_timedelta"), a) for k, a in scores.items()},
+        coords={"variable": variables, "prediction_timedelta": fc.prediction_timedelta.values},
         attrs={
             "rmse": "WeatherBench2 convention: sqrt of the mean over init times of the area-weighted MSE",
             "ssr": "sqrt((M+1)/M) * spread / rmse",

@@ -134,8 +134,10 @@ def forecast(
     Returns
     -------
     xarray.Dataset
-        Each variable with dims (member, lead_time, lat, lon), coordinates ``init_time``, ``lead_time``
-        (multiples of ``step``), ``valid_time``, ``lat``, ``lon``.
+        WeatherBench2 layout: each variable with dims (number, prediction_timedelta, latitude, longitude),
+        coordinates ``time`` (the initial time), ``prediction_timedelta`` (multiples of ``step``),
+        ``valid_time`` = time + prediction_timedelta, ``latitude``, ``longitude``. Variables keep the model's
+        names (``z_500`` for geopotential at 500 hPa).
 
     Raises
     ------
@@ -157,16 +159,17 @@ def forecast(
         forcings = torch.as_tensor(time_forcings(valid_in))[:, None, :]  # (steps, 1, F)
     z_fc = rollout(model, z[:1], z[1:], members, steps, forcings=forcings, member_batch=member_batch, progress=progress)
     x_fc = model.denormalise(z_fc[:, :, 0]).cpu().numpy()  # (M, S, C, H, W)
-    data = {v: (("member", "lead_time", "lat", "lon"), x_fc[:, :, i]) for i, v in enumerate(model.variables)}
+    dims = ("number", "prediction_timedelta", "latitude", "longitude")
+    data = {v: (dims, x_fc[:, :, i]) for i, v in enumerate(model.variables)}
     return xr.Dataset(
         data,
         coords={
-            "member": np.arange(members),
-            "lead_time": leads,
-            "init_time": times[-1],
-            "valid_time": ("lead_time", times[-1] + leads),
-            "lat": init.lat.values,
-            "lon": init.lon.values,
+            "number": np.arange(members),
+            "prediction_timedelta": leads,
+            "time": times[-1],
+            "valid_time": ("prediction_timedelta", times[-1] + leads),
+            "latitude": init.lat.values,
+            "longitude": init.lon.values,
         },
         attrs={"model": "U-Cast (icml26.ucast)", "stochasticity": "MC dropout"},
     )
