@@ -98,7 +98,7 @@ def test_all_zero_counts_are_an_error_not_nan_metrics(systems, capsys, tmp_path)
         "perturbation",
         "--control",
         "control",
-        "--scale",
+        "--data-scale",
         "counts",
         "--pred-scale",
         "counts",
@@ -145,7 +145,7 @@ def test_bad_h5ad_files_name_the_file(systems, capsys, tmp_path, content):
         "perturbation",
         "--control",
         "control",
-        "--scale",
+        "--data-scale",
         "counts",
     )
     assert code == 2 and str(path) in err and err.count("\n") == 1

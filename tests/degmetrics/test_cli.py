@@ -41,7 +41,8 @@ def test_simulate_baselines_and_score(tmp_path, systems, capsys):
     common = ["--perturbation-key", "perturbation", "--control", "control"]
     assert (
         cli.main(
-            ["degmetrics", "baselines", "--real", str(sim), *common, "--scale", "counts", "--out", str(table)], systems
+            ["degmetrics", "baselines", "--real", str(sim), *common, "--data-scale", "counts", "--out", str(table)],
+            systems,
         )
         == 0
     )
@@ -69,7 +70,7 @@ def test_simulate_baselines_and_score(tmp_path, systems, capsys):
                 "--real",
                 str(tmp_path / "real.h5ad"),
                 *common,
-                "--scale",
+                "--data-scale",
                 "counts",
                 "--out",
                 str(out),
@@ -95,7 +96,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, systems, capsys):
         "perturbation",
         "--control",
         "control",
-        "--scale",
+        "--data-scale",
         "counts",
     ]
     assert cli.main(missing, systems) == 2

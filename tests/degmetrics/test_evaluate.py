@@ -182,7 +182,7 @@ def test_annotate_writes_the_weights_and_t_scores_into_varm_and_uns(tmp_path):
     path = tmp_path / "real.h5ad"
     real.write_h5ad(path)
     out = tmp_path / "annotated.h5ad"
-    args = ["--real", str(path), "--perturbation-key", "perturbation", "--control", "control", "--scale", "counts"]
+    args = ["--real", str(path), "--perturbation-key", "perturbation", "--control", "control", "--data-scale", "counts"]
     assert cli.main(["degmetrics", "degs", *args, "--out", str(out)]) == 0
     back = ad.read_h5ad(out)
     np.testing.assert_allclose(back.varm["degmetrics_weights"].to_numpy().T, ref.weights)

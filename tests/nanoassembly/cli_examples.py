@@ -26,7 +26,7 @@ EXAMPLES = [
         "{tmp}/plan-csv.json",
     ],
     ["verify", "{tmp}/plan.json"],
-    ["train-agent", "--steps", "20", "--seed", "0", "--out", "{tmp}/agent.npz"],
+    ["train-agent", "--episodes", "20", "--seed", "0", "--out", "{tmp}/agent.npz"],
     ["assemble", "--plan", "{tmp}/plan.json", "--agent", "{tmp}/agent.npz", "--seed", "0"],
     ["assemble", "--plan", "{tmp}/plan-csv.json", "--render", "{tmp}/last.png"],
 ]

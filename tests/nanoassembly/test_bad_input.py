@@ -59,16 +59,16 @@ def test_sizes_are_bounded_before_allocation(tmp_path):
     with pytest.raises(ValueError, match="far outside"):
         main(["plan", "--target", str(csv), "--out", out])
     with pytest.raises(SystemExit):
-        main(["train-agent", "--steps", "1e10", "--out", str(tmp_path / "a.npz")])
+        main(["train-agent", "--episodes", "1e10", "--out", str(tmp_path / "a.npz")])
     assert not list(tmp_path.glob("*.json")) and not list(tmp_path.glob("*.npz"))
 
 
 def test_outputs_are_the_files_named_and_checked_first(tmp_path, plan_file):
     agent = tmp_path / "agent.bin"
-    assert main(["train-agent", "--steps", "5", "--out", str(agent)]) == 0
+    assert main(["train-agent", "--episodes", "5", "--out", str(agent)]) == 0
     assert agent.exists() and not (tmp_path / "agent.bin.npz").exists()
     with pytest.raises(OSError, match="does not exist"):
-        main(["train-agent", "--steps", "5", "--out", str(tmp_path / "missing" / "a.npz")])
+        main(["train-agent", "--episodes", "5", "--out", str(tmp_path / "missing" / "a.npz")])
     with pytest.raises(ValueError, match=r"\.gif or \.png"):
         main(["assemble", "--plan", str(plan_file), "--render", str(tmp_path / "frames.mp4")])
 

@@ -64,7 +64,7 @@ def test_cli_plan_verify_assemble(tmp_path, capsys):
     assert "valid" in capsys.readouterr().out
     gif = tmp_path / "a.gif"
     assert (
-        main(["assemble", "--plan", str(out), "--agent", "scripted", "--preset", "calibrated", "--render", str(gif)])
+        main(["assemble", "--plan", str(out), "--agent", "scripted", "--physics", "calibrated", "--render", str(gif)])
         == 0
     )
     assert gif.stat().st_size > 0

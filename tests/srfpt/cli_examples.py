@@ -11,8 +11,19 @@ GRAPH = str(Path(__file__).parent / "data" / "graph.txt")
 EXAMPLES = [
     ["sample", "nguyen-1", "--out", "{tmp}/d.csv", "-n", "20", "--noise", "0.01", "--seed", "1"],
     ["search", "{tmp}/d.csv", "--target", "target", "--max-size", "4", "--constants", "1", "--seed", "0"],
-    ["search", "{tmp}/d.csv", "--target", "target", "--max-depth", "2", "--ops", "add,mul", "--json"],
+    [
+        "search",
+        "{tmp}/d.csv",
+        "--target",
+        "target",
+        "--max-depth",
+        "2",
+        "--ops",
+        "add,mul",
+        "--json",
+        "{tmp}/search.json",
+    ],
     ["count", "--max-size", "5", "--vars", "2", "--distinct"],
-    ["count", "--max-depth", "2", "--json"],
+    ["count", "--max-depth", "2", "--json", "-"],
     ["reduce-clique", "--graph", GRAPH, "-k", "3", "--csv", "{tmp}/inst.csv"],
 ]

@@ -127,3 +127,5 @@ positive_int = bounded_int(1)
 positive_int.__doc__ = "An integer >= 1."
 nonnegative_int = bounded_int(0)
 nonnegative_int.__doc__ = "An integer >= 0."
+seed_int = bounded_int(0, 2**32 - 1, what="numpy and torch take 32-bit seeds")
+seed_int.__doc__ = "A random seed: an integer in [0, 2**32 - 1]."

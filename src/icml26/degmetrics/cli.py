@@ -48,7 +48,7 @@ def _score(args: argparse.Namespace) -> int:
         real,
         perturbation_key=args.perturbation_key,
         control=args.control,
-        scale=args.scale,
+        scale=args.data_scale,
         pred_scale=args.pred_scale,
         layer=args.layer,
         pred_layer=args.pred_layer,
@@ -71,7 +71,7 @@ def _degs(args: argparse.Namespace) -> int:
         real,
         perturbation_key=args.perturbation_key,
         control=args.control,
-        scale=args.scale,
+        scale=args.data_scale,
         layer=args.layer,
         deg_mode=args.deg_mode,
     )
@@ -132,8 +132,10 @@ def _baselines(args: argparse.Namespace) -> int:
 
     adata = read_perturbation_h5ad(args.real, perturbation_key=args.perturbation_key, control=args.control)
     key, ctrl = args.perturbation_key, args.control
-    half, preds = calibration_baselines(adata, perturbation_key=key, control=ctrl, scale=args.scale, seed=args.seed)
-    ref = DEGReference.from_anndata(half, perturbation_key=key, control=ctrl, scale=args.scale)
+    half, preds = calibration_baselines(
+        adata, perturbation_key=key, control=ctrl, scale=args.data_scale, seed=args.seed
+    )
+    ref = DEGReference.from_anndata(half, perturbation_key=key, control=ctrl, scale=args.data_scale)
     import pandas as pd
 
     rows = {}
@@ -166,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
     p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
     p.add_argument("--control", required=True, help="label of the control cells")
-    p.add_argument("--scale", required=True, choices=["counts", "log1p"], help="scale of the observed data")
+    p.add_argument("--data-scale", required=True, choices=["counts", "log1p"], help="what the observed matrix holds")
     p.add_argument("--pred-scale", default="log1p", choices=["counts", "log1p"], help="scale of the prediction")
     p.add_argument("--layer", default=None, help="layer of the observed data to use instead of X")
     p.add_argument("--pred-layer", default=None, help="layer of the prediction to use instead of X")
@@ -178,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
     p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
     p.add_argument("--control", required=True, help="label of the control cells")
-    p.add_argument("--scale", required=True, choices=["counts", "log1p"], help="scale of the observed data")
+    p.add_argument("--data-scale", required=True, choices=["counts", "log1p"], help="what the observed matrix holds")
     p.add_argument("--layer", default=None, help="layer of the observed data to use instead of X")
     p.add_argument("--deg-mode", default="vsrest", choices=["vsrest", "vscontrol"], help="DEG weights (vsrest)")
     p.add_argument("--out", required=True, help="output .h5ad: the input plus varm/uns annotations")
@@ -212,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
     p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
     p.add_argument("--control", required=True, help="label of the control cells")
-    p.add_argument("--scale", required=True, choices=["counts", "log1p"], help="scale of the observed data")
+    p.add_argument("--data-scale", required=True, choices=["counts", "log1p"], help="what the observed matrix holds")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed of the half split")
     p.add_argument("--out", default=None, help="write the table to this CSV")
     p.add_argument(

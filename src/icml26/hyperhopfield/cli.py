@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, DefaultsHelpFormatter, positive_float, positive_int
+from icml26._util.cli import ArgumentParser, DefaultsHelpFormatter, positive_float, positive_int, seed_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy
 
 
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--dim", type=int, choices=(1, 2), default=1, help="environment dimension")
     g.add_argument("--pairs", type=positive_int, default=300, help="position pairs per separation")
     g.add_argument("--betti", action="store_true", help="also compute Betti curves (ripser) of 60 positions")
-    g.add_argument("--seed", type=int, default=0, help="random seed")
+    g.add_argument("--seed", type=seed_int, default=0, help="random seed")
     g.add_argument("--json", type=Path, help="write the results as JSON here")
     g.add_argument("--out", type=Path, help="write a PNG plot of distance vs log separation here")
 
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--models", default="hyperbolic,euclidean,sphere", help="comma-separated memories")
     c.add_argument("--p-max", type=positive_int, default=4096, help="largest number of patterns tried")
     c.add_argument("--queries", type=positive_int, default=400, help="queries per pattern count")
-    c.add_argument("--seed", type=int, default=0, help="random seed")
+    c.add_argument("--seed", type=seed_int, default=0, help="random seed")
     c.add_argument("--json", type=Path, help="write the results as JSON here")
 
     d = sub.add_parser("decode", help="Poisson posterior-mean (MHN) decoding of position", formatter_class=fmt)
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--mean-width", type=positive_float, default=0.05, help="simulated mean width")
     d.add_argument("--budget", type=positive_float, default=20.0, help="expected spikes per observation")
     d.add_argument("--queries", type=positive_int, default=2000, help="simulated observations")
-    d.add_argument("--seed", type=int, default=0, help="random seed")
+    d.add_argument("--seed", type=seed_int, default=0, help="random seed")
     d.add_argument("--out", type=Path, help="write the decoded positions (.npy) here")
     d.add_argument("--json", type=Path, help="write a summary as JSON here")
     return parser

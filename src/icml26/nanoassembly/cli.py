@@ -69,11 +69,11 @@ def _train(args) -> int:
             f"--algo {args.algo!r} is not available: this build ships tabular Q-learning ('q'); SB3 is not a dependency"
         )
     check_output_path(args.out)
-    cfg = preset(args.preset, max_goal_distance=10.0)
+    cfg = preset(args.physics, max_goal_distance=10.0)
     agent = QLearningAgent(cfg, seed=args.seed)
     agent.train(MoveMoleculeEnv(cfg), args.episodes, seed=args.seed)
     agent.save(args.out)
-    env = MoveMoleculeEnv(preset(args.preset))
+    env = MoveMoleculeEnv(preset(args.physics))
     rl, sp = evaluate(env, agent, 200, seed=args.seed + 1), evaluate(env, ScriptedPush(cfg), 200, seed=args.seed + 1)
     print(
         f"saved {args.out}; success {rl['success_rate']:.2f} (scripted push {sp['success_rate']:.2f}), "
@@ -97,7 +97,7 @@ def _assemble(args) -> int:
             f"{args.plan}: the plan fails verification ({len(problems)} violation(s), first: {problems[0]}); "
             f"see 'icml26 nanoassembly verify {args.plan}'"
         )
-    cfg = preset(args.preset)
+    cfg = preset(args.physics)
     policy = ScriptedPush(cfg) if args.agent == "scripted" else QLearningAgent.load(args.agent, cfg)
     env = AssembleEnv(plan, config=cfg, render_mode="rgb_array" if args.render else None)
     every = max(1, len(plan.moves) // 40) * 4 if args.render else 0
@@ -146,21 +146,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train-agent", help="train the Q-learning STM agent on MoveMolecule-v0")
     p.add_argument("--algo", default="q", help="'q' (tabular Q-learning)")
     p.add_argument(
-        "--steps",
         "--episodes",
-        dest="episodes",
         type=bounded_int(1, MAX_EPISODES, what="training episodes; about 1.5 ms each"),
         default=3000,
         help="training episodes",
     )
-    p.add_argument("--preset", choices=PRESETS, default="tip-changes", help="STM environment preset")
+    p.add_argument("--physics", choices=PRESETS, default="tip-changes", help="STM physics preset of the environment")
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", required=True, help="agent .npz file to write")
     p.set_defaults(func=_train)
     p = sub.add_parser("assemble", help="execute a verified plan in Assemble-v0 with an agent")
     p.add_argument("--plan", required=True, help="plan JSON file (must pass 'verify')")
     p.add_argument("--agent", default="scripted", help="a saved agent .npz or 'scripted'")
-    p.add_argument("--preset", choices=PRESETS, default="tip-changes", help="STM environment preset")
+    p.add_argument("--physics", choices=PRESETS, default="tip-changes", help="STM physics preset of the environment")
     p.add_argument("--render", default=None, help="write frames to a .gif (or the last frame to .png)")
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.set_defaults(func=_assemble)

@@ -27,6 +27,21 @@ def _constants(text: str) -> tuple[float, ...]:
 
 
 SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+
+
+def _emit_json(payload, path: str | None) -> bool:
+    """Write ``payload`` as JSON to ``path`` ('-': standard output). True when stdout took it (no table)."""
+    if path is None:
+        return False
+    text = json.dumps(payload, indent=2)
+    if path == "-":
+        print(text)
+        return True
+    with atomic_output(path) as tmp, open(tmp, "w") as fh:
+        fh.write(text + "\n")
+    return False
+
+
 #: counting is exact big-integer arithmetic: O(k^2) products for sizes, numbers of ~2^D digits for depths
 COUNT_SIZE = bounded_int(1, 1000, what="exact counts take O(k^2) big-integer products")
 COUNT_DEPTH = bounded_int(0, 20, what="counts of depth D have about 2^D digits")
@@ -57,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-linear-scaling", action="store_true", help="do not fit a + b*f in closed form")
     s.add_argument("--force", action="store_true", help="run even when the search-space estimate is too large")
     s.add_argument("--seed", type=SEED, default=0, help="seed of the probe-row choice")
-    s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
 
     c = sub.add_parser("count", help="number of labelled trees (recurrence) and, optionally, distinct functions")
     c.add_argument("--max-size", type=COUNT_SIZE, default=9, help="count trees of size 1 .. k")
@@ -67,13 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--constants", default="1", help="comma-separated constant leaves (default 1)")
     c.add_argument("--distinct", action="store_true", help="also enumerate distinct functions on random points")
     c.add_argument("--force", action="store_true", help="enumerate even when the estimate is large")
-    c.add_argument("--json", action="store_true", help="print JSON")
+    c.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
 
     r = sub.add_parser("reduce-clique", help="build the SR instance of a graph and solve both sides by brute force")
     r.add_argument("--graph", required=True, help="edge list file: one 'u v' per line")
     r.add_argument("-k", type=bounded_int(1, 50, what="clique size"), required=True, help="clique size")
     r.add_argument("--csv", default=None, help="write the SR instance (columns x0.., y) to this CSV file")
-    r.add_argument("--json", action="store_true", help="print JSON")
+    r.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
 
     p = sub.add_parser("sample", help="write data of a benchmark problem to CSV")
     p.add_argument("problem", help=f"one of {', '.join(PROBLEMS)}; the output column is 'target'")
@@ -96,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _search(args) -> int:
+    if args.json not in (None, "-"):
+        check_output_path(args.json)
     X, y, names = load_csv(check_input_file(args.data, what="data file"), args.target)
     model = ExhaustiveSR(
         max_size=args.max_size,
@@ -120,8 +137,7 @@ def _search(args) -> int:
         "trees_evaluated": model.n_evaluated_,
         "seconds": model.timings_["total_s"],
     }
-    if args.json:
-        print(json.dumps(out, indent=2))
+    if _emit_json(out, args.json):
         return 0
     print(f"{model.n_trees_:,} labelled trees covered; {model.n_distinct_:,} distinct functions", end="")
     print(f"; {out['seconds']:.2f} s")
@@ -133,6 +149,8 @@ def _search(args) -> int:
 
 
 def _count(args) -> int:
+    if args.json not in (None, "-"):
+        check_output_path(args.json)
     ops = parse_ops(args.ops)
     consts = _constants(args.constants)
     if args.vars < 0:
@@ -164,8 +182,7 @@ def _count(args) -> int:
         {key: g, "trees": t} | ({"distinct": d} if distinct else {})
         for g, t, d in zip(grades, counts, distinct or counts, strict=True)
     ]
-    if args.json:
-        print(json.dumps(rows, indent=2))
+    if _emit_json(rows, args.json):
         return 0
     print(f"{key:>7}  {'labelled trees':>16}" + (f"  {'distinct functions':>18}" if distinct else ""))
     for row in rows:
@@ -174,6 +191,8 @@ def _count(args) -> int:
 
 
 def _reduce(args) -> int:
+    if args.json not in (None, "-"):
+        check_output_path(args.json)
     if args.csv:
         check_output_path(args.csv, suffixes=(".csv",))
     graph = read_edge_list(check_input_file(args.graph, what="edge list"))
@@ -204,9 +223,7 @@ def _reduce(args) -> int:
         "clique_exists": clique,
         "agree": solvable == clique,
     }
-    if args.json:
-        print(json.dumps(out, indent=2))
-    else:
+    if not _emit_json(out, args.json):
         for key, value in out.items():
             print(f"{key:>13}: {value}")
     return 0 if solvable == clique else 1

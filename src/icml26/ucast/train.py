@@ -73,11 +73,9 @@ def lr_factor(step: int, cfg: TrainConfig) -> float:
 def _progress(iterable, total: int, desc: str, enabled: bool):
     if not enabled:
         return iterable
-    try:
-        from rich.progress import track
-    except ImportError:  # rich is optional
-        return iterable
-    return track(iterable, total=total, description=desc, transient=True)
+    from tqdm.auto import tqdm  # the progress library of every icml26 system (the weather extra declares it)
+
+    return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
 def train_stage(
