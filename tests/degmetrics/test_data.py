@@ -8,6 +8,7 @@ from icml26.degmetrics.config import SimConfig
 from icml26.degmetrics.data import (
     fit_negative_binomial,
     load_pbmc_counts,
+    pbmc_fit,
     pbmc_path,
     read_perturbation_h5ad,
     simulate,
@@ -35,6 +36,9 @@ def test_pbmc_counts_are_recovered_integers():
     assert dend.shape == (240, 765)
     m, t = fit_negative_binomial(dend)
     assert m.size > 700 and np.all(t > 0)
+    shipped_m, shipped_t = pbmc_fit()  # the file the simulator reads is exactly this fit
+    np.testing.assert_array_equal(m, shipped_m)
+    np.testing.assert_array_equal(t, shipped_t)
     with pytest.raises(ValueError, match="no PBMC population"):
         load_pbmc_counts("Neurons")
 
