@@ -200,7 +200,8 @@ _SYSTEMS = [
         "smoothspike",
         "SmoothSpike: Spiking Transformer with Learnable Hadamard Transformation",
         "learnable Hadamard rotations that avoid spike saturation in spiking transformers",
-        extra="snn",
+        extra="spiketext",
+        status="implemented",
     ),
     SystemSpec(
         "behaviorgeo",
@@ -214,7 +215,9 @@ _SYSTEMS = [
         "variance-reduced zeroth-order Langevin sampling and ZO-APMC for black-box inverse problems",
         status="implemented",
         reference="arXiv:2605.30573",
-        extra="torch",
+        extra="behavior",
+        status="implemented",
+        reference="arXiv:2602.00628",
     ),
     SystemSpec(
         "flip2",

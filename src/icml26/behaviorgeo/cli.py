@@ -1,0 +1,240 @@
+"""``icml26 behaviorgeo``: run forced-choice / free-association experiments on a causal LM, compare the
+behavioural geometry with its hidden states, and report.
+
+::
+
+    icml26 behaviorgeo run --model smollm2 --paradigm fc --vocab 40 --out runs/fc [--max-trials 60]
+    icml26 behaviorgeo run --model smollm2 --paradigm fc --vocab 40 --resume runs/fc
+    icml26 behaviorgeo run --model smollm2 --paradigm fa --vocab 40 --runs 2 --out runs/fa
+    icml26 behaviorgeo compare --trials runs/fc runs/fa --model smollm2 --strategy task-fc --json cmp.json
+    icml26 behaviorgeo report --compare cmp.json --md report.md --plot rsa.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from icml26._util.cli import ArgumentParser, bounded_int, positive_float
+from icml26._util.io import atomic_output, check_input_file, check_output_path
+
+MODEL_HELP = "smollm2 (SmolLM2-135M-Instruct, converted once to a user cache), tiny (random test model) or a folder"
+STRATEGIES = ("averaged", "meaning", "task-fc", "task-fa")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="icml26 behaviorgeo", description="Behavioural vs hidden-state semantic geometry.")
+    sub = parser.add_subparsers(dest="verb", required=True)
+
+    r = sub.add_parser("run", help="run (or resume) forced-choice or free-association trials into a Parquet store")
+    r.add_argument("--model", default="smollm2", help=MODEL_HELP)
+    r.add_argument("--paradigm", choices=("fc", "fa"), required=True, help="forced choice or free association")
+    r.add_argument("--vocab", type=bounded_int(17, 20000, what="vocabulary size"), default=40,
+                   help="vocabulary size (concrete nouns, then frequent wordfreq words)")  # fmt: skip
+    r.add_argument("--vocab-file", type=Path, help="one word per line (instead of --vocab)")
+    r.add_argument("--shuffles", type=bounded_int(1, 100), default=1,
+                   help="FC: candidate shuffles per cue (each shows every other word once)")  # fmt: skip
+    r.add_argument("--scoring", choices=("word", "label"), default="word",
+                   help="FC: score the candidates' first tokens (word) or the labels A..P (label)")  # fmt: skip
+    r.add_argument("--runs", type=bounded_int(1, 1000), default=2, help="FA: sampled runs per cue")
+    r.add_argument("--max-new-tokens", type=bounded_int(4, 256, what="time"), default=20, help="FA: tokens sampled")
+    r.add_argument("--temperature", type=positive_float, default=1.0, help="FA: sampling temperature")
+    r.add_argument("--max-trials", type=bounded_int(1, 10**8), help="stop after this many trials (resume later)")
+    r.add_argument("--batch", type=bounded_int(1, 512, what="memory"), default=16, help="prompts per forward pass")
+    r.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="shuffle / sampling seed")
+    r.add_argument("--plain-prompt", action="store_true", help="prompt without the chat template")
+    where = r.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="new trial store folder to create (must not exist)")
+    where.add_argument("--resume", type=Path, help="an existing trial store to continue (same configuration)")
+    r.add_argument("--json", type=Path, help="write a summary as JSON here")
+
+    c = sub.add_parser("compare", help="RSA / NN@k of trial stores' geometry against the model's hidden states")
+    c.add_argument("--trials", type=Path, nargs="+", required=True, help="trial store folders written by run")
+    c.add_argument("--model", default="smollm2", help=MODEL_HELP)
+    c.add_argument("--strategy", choices=STRATEGIES, default="task-fc", help="hidden-state extraction strategy")
+    c.add_argument("--baselines", default="glove", help="comma-separated from glove, minilm, none")
+    c.add_argument("--pairs", type=bounded_int(10, 10**8, what="memory"), default=500_000, help="RSA pairs sampled")
+    c.add_argument("--k", type=bounded_int(1, 10000), default=5, help="neighbours for NN@k overlap")
+    c.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="pair-sampling seed")
+    c.add_argument("--json", type=Path, required=True, help="write the comparison as JSON here")
+
+    p = sub.add_parser("report", help="print a comparison as a table; optionally Markdown and a plot")
+    p.add_argument("--compare", type=Path, required=True, help="a JSON written by compare")
+    p.add_argument("--md", type=Path, help="write the table as Markdown here")
+    p.add_argument("--plot", type=Path, help="write RSA by layer as a PNG here")
+    return parser
+
+
+def _write_json(path, payload) -> None:
+    if path is not None:
+        with atomic_output(path) as tmp:
+            tmp.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def _run(args) -> int:
+    import torch
+
+    from icml26.behaviorgeo.data import read_vocabulary, vocabulary
+    from icml26.behaviorgeo.lm import load_lm, run_forced_choice, run_free_association, trial_counts
+
+    if args.json:
+        check_output_path(args.json)
+    if args.out is not None:
+        if args.out.exists():
+            raise FileExistsError(f"--out {args.out} exists; give a new folder, or --resume {args.out} to continue it")
+        check_output_path(args.out)
+    elif not (args.resume.is_dir() and (args.resume / "config.json").is_file()):
+        raise ValueError(f"--resume {args.resume} is not a trial store written by 'icml26 behaviorgeo run'")
+    store = args.out if args.out is not None else args.resume
+    torch.set_num_threads(1)
+    vocab = read_vocabulary(args.vocab_file) if args.vocab_file is not None else vocabulary(args.vocab)
+    if args.paradigm == "fc" and len(vocab) < 17:
+        raise ValueError(f"forced choice needs at least 17 words (cue + 16 candidates); got {len(vocab)}")
+    model, tok = load_lm(args.model, vocab)
+    common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
+              "chat": not args.plain_prompt, "progress": sys.stderr.isatty()}  # fmt: skip
+    if args.paradigm == "fc":
+        df = run_forced_choice(model, tok, vocab, store, shuffles=args.shuffles, scoring=args.scoring, **common)
+    else:
+        df = run_free_association(model, tok, vocab, store, runs=args.runs, max_new_tokens=args.max_new_tokens,
+                                  temperature=args.temperature, **common)  # fmt: skip
+    _, stats = trial_counts(df, vocab, args.paradigm, open_responses=args.paradigm == "fa")
+    print(f"{args.paradigm}: {stats['trials']} trials in {store} ({len(vocab)} words); {stats['responses']} "
+          f"responses counted, {stats['out_of_vocabulary']} out of vocabulary, {stats['unparsable']} unparsable "
+          f"(kept in the store)")  # fmt: skip
+    _write_json(args.json, {"paradigm": args.paradigm, "store": str(store), "words": len(vocab), **stats})
+    return 0
+
+
+def _load_store(folder: Path):
+    import pandas as pd
+
+    from icml26.behaviorgeo.lm import TrialStore
+
+    if not folder.is_dir() or not (folder / "config.json").is_file():
+        raise ValueError(f"--trials {folder} is not a trial store written by 'icml26 behaviorgeo run'")
+    try:
+        config = json.loads((folder / "config.json").read_text())
+        ts = TrialStore(folder, config)
+        df = ts.read()
+        vocab = ts.vocab()
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise ValueError(f"trial store {folder} is unreadable ({str(exc).splitlines()[0]})") from None
+    except Exception as exc:  # pyarrow errors on a damaged part
+        raise ValueError(f"trial store {folder} holds an unreadable Parquet part ({type(exc).__name__})") from None
+    if not isinstance(df, pd.DataFrame) or df.empty:
+        raise ValueError(f"trial store {folder} holds no trials yet")
+    return config, df, vocab
+
+
+def _compare(args) -> int:
+    import numpy as np
+    import torch
+
+    from icml26.behaviorgeo.geometry import hidden_similarity, nn_overlap, ppmi, row_cosine, rsa
+    from icml26.behaviorgeo.lm import hidden_states, load_lm, trial_counts
+
+    check_output_path(args.json)
+    baselines = [b.strip() for b in args.baselines.split(",") if b.strip() and b.strip() != "none"]
+    bad = [b for b in baselines if b not in ("glove", "minilm")]
+    if bad:
+        raise ValueError(f"--baselines: unknown baseline {bad[0]!r} (glove, minilm or none)")
+    torch.set_num_threads(1)
+    stores = [_load_store(f) for f in args.trials]
+    vocab = stores[0][2]
+    for f, (_, _, v) in zip(args.trials, stores, strict=True):
+        if v != vocab:
+            raise ValueError(f"trial store {f} has another vocabulary than {args.trials[0]}")
+    if args.k >= len(vocab):
+        raise ValueError(f"--k {args.k} must be below the vocabulary size {len(vocab)}")
+    behaviour, stats = {}, {}
+    for f, (cfg, df, _) in zip(args.trials, stores, strict=True):
+        name = f"{cfg.get('paradigm', 'fc')}:{f.name}"
+        B, st = trial_counts(df, vocab, cfg.get("paradigm", "fc"), open_responses=cfg.get("paradigm") == "fa")
+        behaviour[name], stats[name] = row_cosine(ppmi(B)), st
+    model, tok = load_lm(args.model, vocab)
+    H = hidden_states(model, tok, vocab, args.strategy)  # (L+1, V, d)
+    S_hidden = [hidden_similarity(h) for h in H]
+    notes = []
+    if "glove" in baselines:
+        from icml26.behaviorgeo.data import glove_vectors
+
+        X, missing = glove_vectors(vocab)
+        if missing:
+            shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+            notes.append(f"GloVe: {len(missing)} of {len(vocab)} words out of vocabulary ({shown}); "
+                         "their pairs are left out of the GloVe row")  # fmt: skip
+        behaviour["glove"] = row_cosine(X)
+    if "minilm" in baselines:
+        from icml26.behaviorgeo.data import minilm_vectors
+
+        behaviour["minilm"] = hidden_similarity(minilm_vectors(vocab))
+    rows = {}
+    for name, S in behaviour.items():
+        k = np.abs(S).sum(1) > 0  # cues never answered (or words without a vector) leave both geometries
+        if k.sum() < 3:
+            notes.append(f"{name}: only {int(k.sum())} words have answers; left out (run more trials)")
+            continue
+        prof = [rsa(S, Sh, keep=k, n_pairs=args.pairs, seed=args.seed) for Sh in S_hidden]
+        best = int(np.nanargmax(prof))
+        kk = min(args.k, int(k.sum()) - 1)
+        rows[name] = {"rsa_by_layer": prof, "peak_layer": best, "peak_rsa": prof[best],
+                      f"nn@{args.k}": nn_overlap(S, S_hidden[best], kk, keep=k), "words": int(k.sum())}  # fmt: skip
+        print(f"{name:>24}: peak RSA {prof[best]:+.3f} at layer {best}/{len(prof) - 1}; "
+              f"NN@{kk} {rows[name][f'nn@{args.k}']:.3f} ({int(k.sum())} words)")  # fmt: skip
+    if not rows:
+        raise ValueError("no geometry has answers for 3 or more words; run more trials first")
+    for n in notes:
+        print(n)
+    _write_json(args.json, {"model": args.model, "strategy": args.strategy, "vocab": vocab, "stats": stats,
+                            "rows": rows, "notes": notes})  # fmt: skip
+    return 0
+
+
+def _report(args) -> int:
+    for p in (args.md, args.plot):
+        if p is not None:
+            check_output_path(p)
+    check_input_file(args.compare, what="comparison JSON")
+    try:
+        data = json.loads(args.compare.read_text(encoding="utf-8"))
+        rows = data["rows"]
+        table = [(n, float(r["peak_rsa"]), int(r["peak_layer"]), r["rsa_by_layer"]) for n, r in rows.items()]
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
+        raise ValueError(f"{args.compare} is not a JSON written by 'icml26 behaviorgeo compare'") from None
+    lines = [f"model {data.get('model')}, strategy {data.get('strategy')}, {len(data.get('vocab', []))} words", "",
+             "| geometry | peak RSA | peak layer |", "|---|---|---|"]  # fmt: skip
+    lines += [f"| {n} | {r:+.3f} | {layer} |" for n, r, layer, _ in table]
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if args.md is not None:
+        with atomic_output(args.md) as tmp:
+            tmp.write_text(text)
+    if args.plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5.8, 3.8))
+        for n, _, _, prof in table:
+            ax.plot(range(len(prof)), prof, label=n)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("RSA with hidden states")
+        ax.legend(fontsize=8)
+        with atomic_output(args.plot) as tmp:
+            fig.savefig(tmp, format="png", dpi=100)
+        plt.close(fig)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``icml26 behaviorgeo``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
+    args = build_parser().parse_args(argv)
+    return {"run": _run, "compare": _compare, "report": _report}[args.verb](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

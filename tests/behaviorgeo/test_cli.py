@@ -1,0 +1,102 @@
+"""``icml26 behaviorgeo`` verbs end to end on the tiny test model, and the bad inputs the issue names:
+exit 2, one line, no output file."""
+
+import json
+
+import pytest
+
+from icml26.cli import main as icml26_main
+
+TINY = ["--model", "tiny", "--vocab", "20", "--batch", "8"]
+
+
+def _fails_cleanly(argv, capsys, must_not_exist=(), match=""):
+    code = icml26_main(["behaviorgeo", *argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert match in err, err
+    assert not any(p.exists() for p in must_not_exist)
+    return err
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bg")
+    assert icml26_main(["behaviorgeo", "run", *TINY, "--paradigm", "fc", "--out", str(d / "fc"), "--max-trials", "8",
+                        "--json", str(d / "fc.json")]) == 0  # fmt: skip
+    assert json.loads((d / "fc.json").read_text())["trials"] == 8
+    assert icml26_main(["behaviorgeo", "run", *TINY, "--paradigm", "fc", "--resume", str(d / "fc")]) == 0
+    assert icml26_main(["behaviorgeo", "run", *TINY, "--paradigm", "fa", "--runs", "1", "--max-new-tokens", "6",
+                        "--out", str(d / "fa"), "--json", str(d / "fa.json")]) == 0  # fmt: skip
+    fa = json.loads((d / "fa.json").read_text())
+    assert fa["trials"] == 20 and {"unparsable", "out_of_vocabulary", "responses"} <= set(fa)
+    return d
+
+
+def test_compare_and_report(stores, tmp_path, capsys):
+    cmp = tmp_path / "cmp.json"
+    argv = ["behaviorgeo", "compare", "--trials", str(stores / "fc"), str(stores / "fa"), "--model", "tiny",
+            "--strategy", "task-fc", "--baselines", "none", "--k", "3", "--json", str(cmp)]  # fmt: skip
+    assert icml26_main(argv) == 0
+    data = json.loads(cmp.read_text())
+    assert "fc:fc" in data["rows"] and data["stats"]["fc:fc"]["trials"] == 40
+    assert "fa:fa" in data["rows"] or any(n.startswith("fa:fa: only") for n in data["notes"])
+    assert len(data["rows"]["fc:fc"]["rsa_by_layer"]) == 3  # embedding + 2 layers of the tiny model
+    md, png = tmp_path / "r.md", tmp_path / "r.png"
+    assert icml26_main(["behaviorgeo", "report", "--compare", str(cmp), "--md", str(md), "--plot", str(png)]) == 0
+    assert "| fc:fc |" in md.read_text() and png.stat().st_size > 1000
+    assert "peak RSA" in capsys.readouterr().out
+
+
+def test_bad_inputs_named_by_the_issue(stores, tmp_path, capsys):
+    # a resumed run with a different configuration is refused
+    _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--shuffles", "2", "--resume", str(stores / "fc")], capsys,
+                   match="different configuration (shuffles")  # fmt: skip
+    _fails_cleanly(["run", *TINY, "--paradigm", "fa", "--resume", str(stores / "fc")], capsys,
+                   match="different configuration")  # fmt: skip
+    _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--out", str(stores / "fc")], capsys, match="--resume")
+    # a model without a chat template
+    from icml26.behaviorgeo.data import vocabulary
+    from icml26.behaviorgeo.lm import tiny_lm
+
+    model, tok = tiny_lm(vocabulary(20), chat_template=False)
+    folder = tmp_path / "nochat"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    capsys.readouterr()
+    out = tmp_path / "s"
+    _fails_cleanly(["run", "--model", str(folder), "--vocab", "20", "--paradigm", "fc", "--out", str(out)], capsys,
+                   [out], "no chat template")  # fmt: skip
+    assert icml26_main(["behaviorgeo", "run", "--model", str(folder), "--vocab", "20", "--paradigm", "fc",
+                        "--plain-prompt", "--max-trials", "2", "--out", str(out)]) == 0  # fmt: skip
+    # unparsable generations are kept and counted (the tiny model babbles)
+    run_out = capsys.readouterr().out
+    assert "unparsable" in run_out
+    # not a store, a bad vocabulary file, an unknown model
+    _fails_cleanly(["compare", "--trials", str(tmp_path), "--model", "tiny", "--json", str(tmp_path / "c.json")],
+                   capsys, [tmp_path / "c.json"], "not a trial store")  # fmt: skip
+    vf = tmp_path / "v.txt"
+    vf.write_text("cat\ndog\ncat\n")
+    argv = ["run", "--model", "tiny", "--vocab-file", str(vf), "--paradigm", "fa", "--out", str(tmp_path / "x")]
+    _fails_cleanly(argv, capsys, [tmp_path / "x"], "twice")
+    _fails_cleanly(["run", "--model", str(tmp_path), "--paradigm", "fa", "--out", str(tmp_path / "y")], capsys,
+                   [tmp_path / "y"], "not 'smollm2'")  # fmt: skip
+    _fails_cleanly(["compare", "--trials", str(stores / "fc"), "--model", "tiny", "--baselines", "fasttext", "--json",
+                    str(tmp_path / "c.json")], capsys, [tmp_path / "c.json"], "unknown baseline")  # fmt: skip
+    _fails_cleanly(["report", "--compare", str(stores / "fc.json")], capsys, [], "not a JSON written by")
+
+
+@pytest.mark.slow
+def test_out_of_vocabulary_words_for_glove_are_reported(tmp_path, capsys):
+    vf = tmp_path / "v.txt"
+    words = "dog cat horse cow apple banana bread cheese car bus train truck hammer knife saw drill shirt zqxjword"
+    vf.write_text("\n".join(words.split()) + "\n")
+    run = ["behaviorgeo", "run", "--model", "tiny", "--vocab-file", str(vf), "--batch", "8"]
+    assert icml26_main([*run, "--paradigm", "fc", "--out", str(tmp_path / "fc")]) == 0
+    cmp = tmp_path / "c.json"
+    argv = ["behaviorgeo", "compare", "--trials", str(tmp_path / "fc"), "--model", "tiny", "--baselines", "glove",
+            "--json", str(cmp)]  # fmt: skip
+    assert icml26_main(argv) == 0
+    notes = json.loads(cmp.read_text())["notes"]
+    assert notes and "1 of 18 words out of vocabulary (zqxjword)" in notes[0]
+    assert "zqxjword" in capsys.readouterr().out
