@@ -2,9 +2,10 @@
 
     python benchmarks/behaviorgeo_speed.py [--out benchmarks/results/behaviorgeo_speed.json] [--model smollm2]
 
-1. **Forced choice**: the same trials (40-word vocabulary, 16 candidates, chat template) scored by our batched
-   next-token log-probabilities of the 16 labels (one forward pass per trial, batches of 16) vs the naive
-   one-prompt-at-a-time way: greedy generation of the answer (8 new tokens) for each trial. Model: SmolLM2-135M-
+1. **Forced choice**: the same trials (40-word vocabulary, 16 candidates, chat template, the same prompt naming
+   the candidate words) scored by our batched next-token log-probabilities of the candidates' first tokens (one
+   forward pass per trial, batches of 16) vs the naive one-prompt-at-a-time way: greedy generation of the
+   answer (8 new tokens) for each trial. Model: SmolLM2-135M-
    Instruct (``--model smollm2``, converted once into the user cache) or the tiny random test model
    (``--model tiny``). One torch thread. Goal of the issue: batched >= 10x naive.
 2. **RSA**: Pearson r between two 1,000-word similarity matrices over all 499,500 pairs -- ours (numpy) vs

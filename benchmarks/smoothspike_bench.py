@@ -89,7 +89,6 @@ def bench_newton_schulz(repeats: int) -> list[dict]:
 
 
 def bench_latency(repeats: int, batch: int, dim: int) -> dict:
-    torch.manual_seed(0)
     base_cfg = dict(vocab_size=30522, max_len=32, dim=dim, heads=4, layers=2, n_outputs=3, norm_gain=2.0)
     models = {
         "baseline (no rotation)": SpikingEncoder(EncoderConfig(**base_cfg, rotation="none")),

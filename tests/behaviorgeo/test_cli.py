@@ -100,3 +100,31 @@ def test_out_of_vocabulary_words_for_glove_are_reported(tmp_path, capsys):
     notes = json.loads(cmp.read_text())["notes"]
     assert notes and "1 of 18 words out of vocabulary (zqxjword)" in notes[0]
     assert "zqxjword" in capsys.readouterr().out
+
+
+def test_bad_arguments_fail_before_torch_is_imported(tmp_path):
+    """A bad vocabulary file is refused in well under a second: the run verb imports torch and transformers only
+    once its arguments are known to be good (and report never does)."""
+    import subprocess
+    import sys
+
+    vf = tmp_path / "v.txt"
+    vf.write_text("cat\ndog\ncat\n")
+    code = (
+        "import sys\nfrom icml26.behaviorgeo.cli import main\n"
+        f"try:\n    main(['run', '--vocab-file', {str(vf)!r}, '--paradigm', 'fa', '--out', {str(tmp_path / 'x')!r}])\n"
+        "except ValueError as e:\n    print('refused:', e)\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert "refused:" in out and "twice" in out and out.strip().endswith("False False"), out
+
+
+def test_trial_table_with_a_cue_outside_its_vocabulary_is_refused():
+    import pandas as pd
+
+    from icml26.behaviorgeo.lm import trial_counts
+
+    df = pd.DataFrame({"cue": ["cat", "zebra"], "pick1": ["dog", "dog"], "pick2": ["cow", "cow"]})
+    with pytest.raises(ValueError, match="cue 'zebra' outside its vocabulary"):
+        trial_counts(df, ["cat", "dog", "cow"], "fc")

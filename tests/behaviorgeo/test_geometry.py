@@ -132,3 +132,36 @@ def test_ridge_cv_matches_scikit_learn_on_the_same_folds():
     assert ours.alpha_ == pytest.approx(ref.alpha_)
     np.testing.assert_allclose(ours.coef_, Ridge(alpha=ref.alpha_).fit(X, y).coef_, atol=1e-10)
     np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-10)
+
+
+_S = np.eye(5)
+_NAN = np.where(np.eye(5) > 0, np.nan, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: rsa(_NAN, _S), "NaN"),
+        (lambda: rsa(_S, np.eye(4)), "one shape"),
+        (lambda: rsa(np.zeros((0, 0)), np.zeros((0, 0))), "non-empty"),
+        (lambda: rsa(np.full((5, 5), "a"), _S), "numeric"),
+        (lambda: rsa(_S, _S, keep=np.ones(3, bool)), "boolean mask of length 5"),
+        (lambda: nn_overlap(_NAN, _S, 2), "NaN"),
+        (lambda: nn_overlap(_S, np.eye(4), 2), "one shape"),
+        (lambda: hidden_similarity(np.ones(4)), "2-D"),
+        (lambda: hidden_similarity(np.array([[1.0, np.nan], [0.0, 1.0]])), "NaN"),
+        (lambda: count_matrix([0.0, np.nan], [1, 2], 3), "integer word indices"),
+        (lambda: count_matrix([-1, 1], [1, 2], 3), "cue indices"),
+        (lambda: count_matrix([0, 1], [1], 3), "differ in length"),
+        (lambda: ppmi(np.array([[1.0, -2.0], [3.0, 4.0]])), "non-negative"),
+        (lambda: row_cosine(np.array([[1.0, np.nan], [3.0, 4.0]])), "NaN"),
+        (lambda: heldout_ridge(np.eye(30), {"a": np.eye(20)}, {"b": ["a"]}), "shape"),
+        (lambda: heldout_ridge(np.eye(30), {"a": np.eye(30)}, {"b": ["x"]}), "unknown feature"),
+        (lambda: heldout_ridge(np.full((30, 30), np.nan), {"a": np.eye(30)}, {"b": ["a"]}), "NaN"),
+        (lambda: sample_pairs(10, -5), "n_pairs"),
+    ],
+)
+def test_bad_inputs_give_one_clear_value_error(call, match):
+    with pytest.raises(ValueError, match=match) as err:
+        call()
+    assert len(str(err.value).splitlines()) == 1

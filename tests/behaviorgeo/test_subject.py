@@ -61,3 +61,10 @@ def test_true_semantics_scores_best_and_random_subject_scores_nothing():
     assert r_true > r_fc > 0.3 > 0.05 > abs(r_rnd)
     # the embedding layer carries no meaning: alignment there is ~0
     assert abs(rsa(sub.semantic_similarity(), hidden_similarity(H[0]))) < 0.05
+
+
+def test_bad_designs_and_worlds_are_refused():
+    with pytest.raises(ValueError, match=r"cue indices must lie in \[0, 20\)"):
+        fc_trials(20, 16, cues=np.array([25]))
+    with pytest.raises(ValueError, match=">= 2 words"):
+        SemanticWorld.make(0)

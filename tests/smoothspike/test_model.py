@@ -55,12 +55,12 @@ def test_rms_norm_commutes_with_rotations():
 def _model(rotation, ns="quintic", seed=0, dim=32, layers=2):
     cfg = EncoderConfig(vocab_size=200, max_len=12, dim=dim, heads=4, layers=layers, rotation=rotation,
                         ns_method=ns, n_outputs=3, norm_gain=2.0)  # fmt: skip
-    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
     m = SpikingEncoder(cfg, seed=seed).double().eval()
     with torch.no_grad():  # learnable rotations drift from their orthogonal start during training
         for name, p in m.named_parameters():
             if "h1" in name or "h2" in name or "h3" in name:
-                p.add_(0.05 * torch.randn_like(p) / p.shape[-1] ** 0.5)
+                p.add_(0.05 * torch.randn(p.shape, generator=gen, dtype=p.dtype) / p.shape[-1] ** 0.5)
     return m
 
 

@@ -1,11 +1,14 @@
 """The paper's headline claims at laptop scale (see README "Claims").
 
-- ``fc-beats-fa-v1``: forced-choice geometry aligns more with hidden-state geometry than free association
-  (RSA at the best layer, NN@k reported) -- asserted on the simulated subject, SmolLM2 reported at ``small``;
+- ``fc-beats-fa-v2``: forced-choice geometry aligns more with hidden-state geometry than free association
+  (RSA at the best layer) on simulated subjects, for every decisiveness beta of a pre-registered range --
+  conditional on equal beta in both paradigms and a frequency bias in FA; the flips are reported; SmolLM2
+  reported at ``small``;
 - ``behaviour-predicts-held-out-v1``: adding forced-choice similarity to lexical + cross-model-consensus
-  features raises the held-out-words ridge R^2 (simulated subject);
-- ``layer-profile-v1``: on SmolLM2, forced-choice alignment peaks earlier in depth for the task prompt than for
-  averaged contexts (``not-measured`` at ``smoke``, which never loads SmolLM2).
+  features raises the held-out-words ridge R^2 (simulated subject; holds by construction, see the claim);
+- ``layer-profile-v2``: on SmolLM2, forced-choice alignment peaks earlier in depth for the task prompt than for
+  averaged contexts, measured only above the label-permutation floor (``not-measured`` at ``smoke``, which
+  never loads SmolLM2).
 """
 
 from __future__ import annotations
@@ -42,25 +45,37 @@ def _figure():
     return plt.subplots(figsize=(5.8, 3.8))
 
 
-@functools.lru_cache(maxsize=24)  # the claim, the other claims and the control on a seed share one run
-def _simulated(scale_value: str, seed: int, fc_random: bool) -> dict:
-    """One simulated subject's behaviour (FC answered by a random subject when ``fc_random``) and geometries."""
+BETAS = (2.0, 4.0, 8.0, 16.0)  # pre-registered range of the subject's decisiveness (inverse temperature)
+BETA, ALPHA = 8.0, 1.0  # the default subject: beta in both paradigms, FA word-frequency bias
+
+
+@functools.lru_cache(maxsize=8)
+def _hidden(scale_value: str, seed: int) -> tuple:
+    """One seed's world, subject and layerwise hidden geometry (independent of the response processes)."""
     cfg = PRESETS[scale_value]
     world = SemanticWorld.make(cfg.n_words, cfg.n_topics, cfg.n_sub, cfg.dim, seed=seed)
     subject = SimulatedSubject(world, seed=seed, n_layers=cfg.n_layers)
-    answering = (
-        SimulatedSubject(world, seed=seed, n_layers=cfg.n_layers, random_responses=True) if fc_random else subject
-    )
+    return world, subject, [hidden_similarity(h) for h in subject.hidden_states()]  # L+1 x (V, V)
+
+
+@functools.lru_cache(maxsize=24)  # the claims and the control on a seed share one run
+def _simulated(
+    scale_value: str, seed: int, fc_random: bool, beta_fc: float = BETA, beta_fa: float = BETA, alpha_fa: float = ALPHA
+) -> dict:
+    """One simulated subject's behaviour (FC answered by a random subject when ``fc_random``) and geometries."""
+    cfg = PRESETS[scale_value]
+    world, subject, S_hidden = _hidden(scale_value, seed)
+    kw = {"seed": seed, "n_layers": cfg.n_layers, "beta_fc": beta_fc, "beta_fa": beta_fa, "alpha_fa": alpha_fa}
+    fc_subject = SimulatedSubject(world, random_responses=fc_random, **kw)
+    fa_subject = SimulatedSubject(world, **kw)
     V = cfg.n_words
     cues, cands = fc_trials(V, 16, cfg.fc_shuffles, seed)  # (T,), (T, 16)
-    picks = answering.forced_choice(cues, cands)  # (T, 2)
+    picks = fc_subject.forced_choice(cues, cands)  # (T, 2)
     B_fc = count_matrix(np.repeat(cues, 2), picks.ravel(), V)
-    fa_cues, assoc = subject.free_association(np.arange(V), cfg.fa_runs)  # (R,), (R, 5)
+    fa_cues, assoc = fa_subject.free_association(np.arange(V), cfg.fa_runs)  # (R,), (R, 5)
     B_fa = count_matrix(np.repeat(fa_cues, assoc.shape[1]), assoc.ravel(), V)
     P_fc, P_fa = ppmi(B_fc), ppmi(B_fa)
     keep = (np.asarray(P_fc.sum(1)).ravel() > 0) & (np.asarray(P_fa.sum(1)).ravel() > 0)  # same words in both
-    H = subject.hidden_states()  # (L+1, V, d)
-    S_hidden = [hidden_similarity(h) for h in H]
     return {
         "cfg": cfg,
         "world": world,
@@ -160,21 +175,31 @@ def _lm_profiles(lm: dict, S_fc: np.ndarray) -> dict[str, np.ndarray]:
     return {s: np.array([rsa(S_fc, Sh, keep=lm["keep"], n_pairs=None) for Sh in hs]) for s, hs in lm["hidden"].items()}
 
 
+def _peak_diff(scale_value: str, seed: int, control: bool, beta_fc: float, beta_fa: float, alpha_fa: float) -> float:
+    """Peak-over-layers RSA of FC minus that of FA for one subject with the given response parameters."""
+    run = _simulated(scale_value, seed, control, beta_fc, beta_fa, alpha_fa)
+    return float(_by_layer(run["S_fc"], run, seed).max() - _by_layer(run["S_fa"], run, seed).max())
+
+
 @claim(
-    "behaviorgeo/fc-beats-fa-v1",
-    statement="On a simulated subject whose forced-choice and free-association answers read one semantic space "
-    "(paradigms differ only in the response process; responses per cue balanced as in the paper), the RSA "
-    "between forced-choice PPMI geometry and mean-centred hidden-state geometry at its best layer exceeds that "
-    "of free association (paired over seeds); NN@k overlap and a small SmolLM2-135M run (FC by candidate-word "
-    "log-probabilities) are reported",
+    "behaviorgeo/fc-beats-fa-v2",
+    statement="On simulated subjects whose forced-choice and free-association answers read one semantic space with "
+    "the same decisiveness beta in both paradigms and a word-frequency bias in free association (alpha = 1), the "
+    "RSA between forced-choice PPMI geometry and mean-centred hidden-state geometry at its best layer exceeds that "
+    "of free association for every beta of the pre-registered range {2, 4, 8, 16} (judged on the worst beta, "
+    "paired over seeds). Conditional on those assumptions: the cases where it flips (no frequency bias; forced "
+    "choice less decisive than free association) are measured and reported, and a small SmolLM2-135M run is "
+    "reported",
     paper="abstract; Sec. 5: forced-choice behaviour aligns substantially more with hidden-state geometry than "
     "free association (mean RSA .346-.463 vs .140-.199)",
     control="forced choice answered by a subject that picks candidates uniformly at random (same trials, same "
-    "counting, same RSA): the FC geometry carries no semantics and the claim must fail",
-    judge=Interval("peak RSA FC - FA", above=0.0),
+    "counting, same RSA, every beta): the FC geometry carries no semantics and the claim must fail",
+    judge=Interval("worst peak RSA FC - FA over beta", above=0.0),
 )
 def fc_beats_fa(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    run = _simulated(scale.value, seed, fc_random=control)  # the one line the control changes
+    grid = {b: _peak_diff(scale.value, seed, control, b, b, ALPHA) for b in BETAS}  # control: FC answered at random
+    worst = min(grid.values())
+    run = _simulated(scale.value, seed, control)  # the default subject (beta = 8, alpha = 1), shown in detail
     cfg = run["cfg"]
     r_fc, r_fa = _by_layer(run["S_fc"], run, seed), _by_layer(run["S_fa"], run, seed)
     r_true = _by_layer(run["subject"].semantic_similarity(), run, seed)  # the ceiling: the true latent geometry
@@ -185,7 +210,13 @@ def fc_beats_fa(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     keep = run["keep"]
     nn = {k: (nn_overlap(run["S_fc"], S_best, k, keep=keep), nn_overlap(run["S_fa"], S_best, k, keep=keep))
           for k in cfg.ks}  # fmt: skip
+    no_bias = min(_peak_diff(scale.value, seed, control, b, b, 0.0) for b in BETAS)
+    fc_noisier = _peak_diff(scale.value, seed, control, 2.0, BETA, ALPHA)
     measured = {
+        "worst peak RSA FC - FA over beta": worst,
+        **{f"peak RSA FC - FA (beta {b:g})": d for b, d in grid.items()},
+        "reported: worst FC - FA over beta, no frequency bias (alpha 0)": no_bias,
+        "reported: FC - FA, FC less decisive (beta_FC 2, beta_FA 8)": fc_noisier,
         "peak RSA FC - FA": diff,
         "peak RSA FC": float(r_fc.max()),
         "peak RSA FA": float(r_fa.max()),
@@ -216,6 +247,7 @@ def fc_beats_fa(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
         for s in ("task-fc", "averaged"):
             measured[f"SmolLM2 peak RSA FC ({s})"] = float(prof_fc[s].max())
             measured[f"SmolLM2 peak RSA FA ({s})"] = float(prof_fa[s].max())
+        measured["SmolLM2 FC peak RSA permutation floor (task-fc)"] = _permutation_floor(lm, S_fc_lm, "task-fc", seed)
         measured["SmolLM2 FC picks in the cue's category [%]"] = 100 * lm["fc_same_category"]
         measured["SmolLM2 FC same-category chance [%]"] = 100 * lm["fc_same_category_chance"]
         measured["SmolLM2 words"] = len(lm["vocab"])
@@ -242,13 +274,13 @@ def fc_beats_fa(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     ax.set_ylabel("RSA with hidden-state geometry")
     ax.set_title(f"simulated subject, {cfg.n_words} words")
     ax.legend(fontsize=8)
-    holds = diff > 0.0
+    holds = worst > 0.0
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
         paper={**PAPER_RSA, "FC vs FA": "forced choice aligns substantially more (abstract)"},
         elsewhere={"simulated 1k words: RSA FC [prototype]": 0.846, "simulated 1k words: RSA FA [prototype]": 0.582},
-        reason="" if holds else f"peak RSA FC {r_fc.max():.3f} <= FA {r_fa.max():.3f}",
+        reason="" if holds else f"FC - FA peak RSA {worst:+.3f} at the worst beta of {list(BETAS)}",
         figures=figures,
     )
 
@@ -269,6 +301,9 @@ def _random_like(S: np.ndarray, seed: int) -> np.ndarray:
     control="forced choice answered by a random subject: its similarity holds no information about this subject "
     "and the gain must vanish",
     judge=Interval("dR2 FC", above=0.005),
+    by_construction="the simulated behaviour and hidden states are both generated from the subject's own semantics "
+    "s while the baseline features see only the shared z, so any better-than-random behaviour adds held-out R^2 "
+    "(FA adds +0.10 against the paper's +0.002): it checks the regression pipeline, not the paper's finding",
 )
 def behaviour_predicts_held_out(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     run = _simulated(scale.value, seed, fc_random=control)  # the one line the control changes
@@ -308,15 +343,28 @@ def behaviour_predicts_held_out(scale: Scale, seed: int, control: bool = False) 
     )
 
 
+def _permutation_floor(lm: dict, S: np.ndarray, strategy: str, seed: int, n: int = 200) -> float:
+    """95th percentile of the peak-over-layers RSA of ``S`` with its word labels permuted (``n`` permutations):
+    the peak a geometry unrelated to the hidden states reaches by chance on this vocabulary and depth."""
+    rng = np.random.default_rng([seed, 11])
+    peaks = []
+    for _ in range(n):
+        perm = rng.permutation(S.shape[0])
+        S_perm = S[np.ix_(perm, perm)]
+        peaks.append(max(rsa(S_perm, Sh, keep=lm["keep"], n_pairs=None) for Sh in lm["hidden"][strategy]))
+    return float(np.quantile(peaks, 0.95))
+
+
 @claim(
-    "behaviorgeo/layer-profile-v1",
+    "behaviorgeo/layer-profile-v2",
     statement="On SmolLM2-135M-Instruct (small vocabulary), the RSA between forced-choice geometry and hidden-state "
-    "geometry peaks at a smaller relative depth for task-FC prompt states than for context-averaged states, "
-    "with a task-prompt peak RSA above 0.15",
+    "geometry peaks at a smaller relative depth for task-FC prompt states than for context-averaged states; "
+    "measured only when both profiles peak above their label-permutation floor (95th percentile of the peak "
+    "over layers under 200 permutations), since the peak of a profile at chance level has no location",
     paper="layer profiles: task and meaning prompts peak at early-to-middle layers, averaged contexts later "
     "(e.g. Falcon3-10B FC peaks .536 at layer 6)",
-    control="the forced-choice geometry's word labels permuted: no alignment at any layer, so the peak-RSA "
-    "condition must fail",
+    control="the forced-choice geometry's word labels permuted: no alignment at any layer, so no peak is located "
+    "and the claim must not hold",
 )
 def layer_profile(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     lm = _lm_run(scale.value)
@@ -325,27 +373,36 @@ def layer_profile(scale: Scale, seed: int, control: bool = False) -> ClaimResult
     S_fc = _random_like(lm["S_fc"], seed) if control else lm["S_fc"]  # the one line the control changes
     prof = _lm_profiles(lm, S_fc)
     depth = {s: float(np.argmax(p) / (len(p) - 1)) for s, p in prof.items()}
-    peak_task = float(prof["task-fc"].max())
-    holds = peak_task > 0.15 and depth["task-fc"] < depth["averaged"]
+    floor = {s: _permutation_floor(lm, S_fc, s, seed) for s in ("task-fc", "averaged")}
+    above = all(prof[s].max() > floor[s] for s in floor)
     fig, ax = _figure()
     for s, p in prof.items():
         ax.plot(np.arange(len(p)) / (len(p) - 1), p, label=s)
+    for f in floor.values():
+        ax.axhline(f, ls=":", color="grey", lw=0.8)
     ax.set_xlabel("relative depth")
     ax.set_ylabel("RSA(FC, hidden)")
     ax.legend(fontsize=8)
+    measured = {
+        **{f"peak RSA FC ({s})": float(p.max()) for s, p in prof.items()},
+        **{f"permutation floor of the peak ({s})": f for s, f in floor.items()},
+        **{f"peak depth ({s})": d for s, d in depth.items()},
+        "words": len(lm["vocab"]),
+    }
+    paper = {"Falcon3-10B FC peak RSA (template prompt)": 0.536, "profile": "task early-mid, averaged later"}
+    figures = {"layer-profile": fig}
+    if not above:
+        reason = "; ".join(f"{s} peak RSA {prof[s].max():.3f} vs permutation floor {f:.3f}" for s, f in floor.items())
+        return ClaimResult("not-measured", measured=measured, paper=paper, figures=figures,
+                           reason=f"forced-choice geometry at chance level, so its peak depth is undefined: {reason} "
+                           f"({len(lm['vocab'])} words, {lm['stats_fc']['trials']} FC trials)")  # fmt: skip
+    holds = depth["task-fc"] < depth["averaged"]
     return ClaimResult(
         "holds" if holds else "fails",
-        measured={
-            "peak RSA FC (task-fc)": peak_task,
-            **{f"peak depth ({s})": d for s, d in depth.items()},
-            **{f"peak RSA FC ({s})": float(p.max()) for s, p in prof.items()},
-            "words": len(lm["vocab"]),
-        },
-        paper={"Falcon3-10B FC peak RSA (template prompt)": 0.536, "profile": "task early-mid, averaged later"},
-        reason=""
-        if holds
-        else f"task-fc peak RSA {peak_task:.3f} at depth {depth['task-fc']:.2f}, averaged at {depth['averaged']:.2f}",
-        figures={"layer-profile": fig},
+        measured=measured,
+        paper=paper,
+        reason="" if holds else f"task-fc peaks at depth {depth['task-fc']:.2f}, averaged at {depth['averaged']:.2f}",
+        figures=figures,
     )
 
 

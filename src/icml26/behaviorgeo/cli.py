@@ -74,10 +74,7 @@ def _write_json(path, payload) -> None:
 
 
 def _run(args) -> int:
-    import torch
-
     from icml26.behaviorgeo.data import read_vocabulary, vocabulary
-    from icml26.behaviorgeo.lm import load_lm, run_forced_choice, run_free_association, trial_counts
 
     if args.json:
         check_output_path(args.json)
@@ -88,10 +85,14 @@ def _run(args) -> int:
     elif not (args.resume.is_dir() and (args.resume / "config.json").is_file()):
         raise ValueError(f"--resume {args.resume} is not a trial store written by 'icml26 behaviorgeo run'")
     store = args.out if args.out is not None else args.resume
-    torch.set_num_threads(1)
     vocab = read_vocabulary(args.vocab_file) if args.vocab_file is not None else vocabulary(args.vocab)
     if args.paradigm == "fc" and len(vocab) < 17:
         raise ValueError(f"forced choice needs at least 17 words (cue + 16 candidates); got {len(vocab)}")
+    import torch  # torch and transformers only once the arguments are known to be good
+
+    from icml26.behaviorgeo.lm import load_lm, run_forced_choice, run_free_association, trial_counts
+
+    torch.set_num_threads(1)
     model, tok = load_lm(args.model, vocab)
     common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
               "chat": not args.plain_prompt, "progress": sys.stderr.isatty()}  # fmt: skip

@@ -35,19 +35,46 @@ __all__ = [
 ALPHAS = np.logspace(-2, 6, 15)  # the paper's RidgeCV grid
 
 
+def _matrix(X, name: str, square: bool = False) -> np.ndarray:
+    """``X`` as a finite, non-empty, numeric 2-D float array (square when asked); else one clear ValueError."""
+    X = np.asarray(X)
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric; got dtype {X.dtype}")
+    if X.ndim != 2 or X.size == 0 or (square and X.shape[0] != X.shape[1]):
+        raise ValueError(f"{name} must be a non-empty {'square ' if square else ''}2-D array; got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} holds NaN or infinite values")
+    return X.astype(np.float64, copy=False)
+
+
+def _keep_index(keep, n: int) -> np.ndarray:
+    keep = np.asarray(keep)
+    if keep.dtype != bool or keep.shape != (n,):
+        raise ValueError(f"keep must be a boolean mask of length {n}; got dtype {keep.dtype}, shape {keep.shape}")
+    return np.flatnonzero(keep)
+
+
+def _indices(x, name: str) -> np.ndarray:
+    x = np.asarray(x).ravel()
+    if x.dtype.kind == "f" and not np.all(np.isfinite(x) & (x == np.round(x))):
+        raise ValueError(f"{name} must be integer word indices; got non-integral or NaN values")
+    if x.dtype.kind not in "iuf" and x.size:
+        raise ValueError(f"{name} must be integer word indices; got dtype {x.dtype}")
+    return x.astype(np.int64)
+
+
 def count_matrix(
     cues: np.ndarray, responses: np.ndarray, n_words: int, n_responses: int | None = None
 ) -> sp.csr_matrix:
     """Cue x response counts ``B`` (n_words, n_responses; square by default) from parallel index arrays; negative
     responses are skipped (they mark unparsable or out-of-vocabulary answers, kept and counted elsewhere)."""
     n_responses = n_words if n_responses is None else n_responses
-    cues = np.asarray(cues, dtype=np.int64).ravel()
-    responses = np.asarray(responses, dtype=np.int64).ravel()
+    cues, responses = _indices(cues, "cues"), _indices(responses, "responses")
     if cues.shape != responses.shape:
         raise ValueError(f"cues {cues.shape} and responses {responses.shape} differ in length")
-    ok = (responses >= 0) & (cues >= 0)
-    if np.any(cues[ok] >= n_words) or np.any(responses[ok] >= n_responses):
-        raise ValueError(f"cue indices must be < {n_words} and response indices < {n_responses}")
+    ok = responses >= 0
+    if np.any(cues < 0) or np.any(cues >= n_words) or np.any(responses[ok] >= n_responses):
+        raise ValueError(f"cue indices must lie in [0, {n_words}) and response indices below {n_responses}")
     data = np.ones(int(ok.sum()), dtype=np.float64)
     return sp.csr_matrix((data, (cues[ok], responses[ok])), shape=(n_words, n_responses))
 
@@ -57,7 +84,9 @@ def ppmi(counts: sp.spmatrix | np.ndarray) -> sp.csr_matrix:
 
     ``p(i, j) = B_ij / N``, ``p(i) = sum_j B_ij / N``, ``p(j) = sum_i B_ij / N``; only non-zero counts are
     visited, so the cost is O(nnz)."""
-    B = sp.csr_matrix(counts, dtype=np.float64)
+    B = sp.csr_matrix(counts if sp.issparse(counts) else _matrix(counts, "counts"), dtype=np.float64)
+    if not np.all(np.isfinite(B.data)) or np.any(B.data < 0):
+        raise ValueError("counts must be finite and non-negative")
     B.eliminate_zeros()
     total = B.sum()
     if total <= 0:
@@ -74,11 +103,13 @@ def row_cosine(X: sp.spmatrix | np.ndarray) -> np.ndarray:
     """Cosine similarity between the rows of ``X`` (n, m) -> dense (n, n); an all-zero row has similarity 0."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("rows hold NaN or infinite values")
         norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
         inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
         Xn = sp.diags(inv) @ X
         return np.asarray((Xn @ Xn.T).toarray())
-    X = np.asarray(X, dtype=np.float64)
+    X = _matrix(X, "rows")
     norms = np.linalg.norm(X, axis=1)
     Xn = X * np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)[:, None]
     return Xn @ Xn.T
@@ -89,7 +120,7 @@ def hidden_similarity(H: np.ndarray, centre: bool = True) -> np.ndarray:
 
     Centring removes the common direction that makes every pair of raw transformer states look similar
     (anisotropy); ``centre=False`` is kept for the test that shows why."""
-    H = np.asarray(H, dtype=np.float64)
+    H = _matrix(H, "hidden states (words x dims)")
     if centre:
         H = H - H.mean(axis=0, keepdims=True)
     return row_cosine(H)
@@ -115,6 +146,8 @@ def sample_pairs(n: int, n_pairs: int | None = 500_000, seed: int = 0) -> tuple[
     """Word pairs (i < j) for RSA: all ``n (n-1) / 2`` pairs when ``n_pairs`` is None or covers them, else
     ``n_pairs`` distinct pairs drawn uniformly without replacement (the paper samples 500k pairs); the same
     pairs must be used for both geometries."""
+    if n_pairs is not None and n_pairs < 1:
+        raise ValueError(f"n_pairs must be positive or None (all pairs); got {n_pairs}")
     total = n * (n - 1) // 2
     if total == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -149,11 +182,11 @@ def rsa(
 
     ``keep`` (bool, n) restricts both matrices to the same words (e.g. cues that were answered); pairs are
     sampled once (``sample_pairs``) and read from both matrices."""
-    S1, S2 = np.asarray(S1), np.asarray(S2)
-    if S1.shape != S2.shape or S1.ndim != 2 or S1.shape[0] != S1.shape[1]:
+    S1, S2 = _matrix(S1, "S1", square=True), _matrix(S2, "S2", square=True)
+    if S1.shape != S2.shape:
         raise ValueError(f"RSA needs two square matrices of one shape; got {S1.shape} and {S2.shape}")
     if keep is not None:
-        idx = np.flatnonzero(keep)
+        idx = _keep_index(keep, S1.shape[0])
         S1, S2 = S1[np.ix_(idx, idx)], S2[np.ix_(idx, idx)]
     pairs = sample_pairs(S1.shape[0], n_pairs, seed)
     if len(pairs[0]) < 3:
@@ -163,9 +196,11 @@ def rsa(
 
 def nn_overlap(S1: np.ndarray, S2: np.ndarray, k: int, *, keep: np.ndarray | None = None) -> float:
     """Mean over words of |top-k neighbours in S1 and in S2| / k (the word itself excluded; ties by index)."""
-    S1, S2 = np.asarray(S1, dtype=np.float64), np.asarray(S2, dtype=np.float64)
+    S1, S2 = _matrix(S1, "S1", square=True), _matrix(S2, "S2", square=True)
+    if S1.shape != S2.shape:
+        raise ValueError(f"NN@k needs two square matrices of one shape; got {S1.shape} and {S2.shape}")
     if keep is not None:
-        idx = np.flatnonzero(keep)
+        idx = _keep_index(keep, S1.shape[0])
         S1, S2 = S1[np.ix_(idx, idx)], S2[np.ix_(idx, idx)]
     n = S1.shape[0]
     if not 1 <= k < n:
@@ -233,8 +268,16 @@ def heldout_ridge(
     pairs among training words (5-fold ridge CV over ``alphas``, :func:`ridge_cv`; features standardised on the
     training pairs) and scored on *all* pairs among held-out words. ``features`` maps a name to an (n, n)
     similarity matrix; ``feature_sets`` maps a set name (``baseline``, ``+FC``, ...) to feature names."""
-    target = np.asarray(target, dtype=np.float64)
-    idx = np.arange(target.shape[0]) if keep is None else np.flatnonzero(keep)
+    target = _matrix(target, "target", square=True)
+    for name, cols in feature_sets.items():
+        unknown = [c for c in cols if c not in features]
+        if unknown:
+            raise ValueError(f"feature set {name!r} names unknown feature {unknown[0]!r} (have {', '.join(features)})")
+    features = {c: _matrix(F, f"feature {c!r}", square=True) for c, F in features.items()}
+    for c, F in features.items():
+        if F.shape != target.shape:
+            raise ValueError(f"feature {c!r} has shape {F.shape}, the target {target.shape}")
+    idx = np.arange(target.shape[0]) if keep is None else _keep_index(keep, target.shape[0])
     rng = np.random.default_rng(seed)
     perm = rng.permutation(idx)
     n_test = max(2, round(test_frac * len(idx)))

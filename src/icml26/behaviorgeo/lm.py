@@ -534,6 +534,9 @@ def trial_counts(df, vocab: list[str], paradigm: str, open_responses: bool = Fal
     from icml26.behaviorgeo.geometry import count_matrix
 
     index = {w: i for i, w in enumerate(vocab)}
+    unknown = sorted(set(df["cue"]) - set(index))
+    if unknown:
+        raise ValueError(f"trial table has cue {unknown[0]!r} outside its vocabulary of {len(vocab)} words")
     columns = dict(index)
     cues, resp = [], []
     stats = {"trials": len(df), "responses": 0, "out_of_vocabulary": 0, "unparsable": 0, "cue_echo": 0}

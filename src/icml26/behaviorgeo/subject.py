@@ -38,7 +38,9 @@ def fc_trials(
     if n_words < n_candidates + 1:
         raise ValueError(f"{n_words} words are too few for {n_candidates} candidates per trial")
     per = -(-(n_words - 1) // n_candidates)
-    cue_list = np.arange(n_words) if cues is None else np.asarray(cues, dtype=np.int64)
+    cue_list = np.arange(n_words) if cues is None else np.asarray(cues, dtype=np.int64).ravel()
+    if np.any(cue_list < 0) or np.any(cue_list >= n_words):
+        raise ValueError(f"cue indices must lie in [0, {n_words})")
     cue_out = np.empty(len(cue_list) * shuffles * per, np.int64)
     cand_out = np.empty((len(cue_out), n_candidates), np.int64)
     t = 0
@@ -69,6 +71,9 @@ class SemanticWorld:
 
     @classmethod
     def make(cls, n_words: int, n_topics: int = 10, n_sub: int = 5, dim: int = 32, seed: int = 0) -> SemanticWorld:
+        if n_words < 2 or n_topics < 1 or n_sub < 1 or dim < 1:
+            raise ValueError(f"a world needs >= 2 words and positive sizes; got {n_words} words, {n_topics} topics, "
+                             f"{n_sub} subtopics, dim {dim}")  # fmt: skip
         rng = np.random.default_rng(seed)
         topic = rng.integers(0, n_topics, n_words)
         subtopic = topic * n_sub + rng.integers(0, n_sub, n_words)

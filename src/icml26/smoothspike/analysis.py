@@ -88,6 +88,8 @@ def rate_code_error(z: torch.Tensor, counts: torch.Tensor) -> float:
     spike count (the conditional mean of each count's inputs): the information about the positive part of the
     input that the rate code loses; 0 when counts determine the inputs, large when distinct inputs collapse
     to one count (homogenisation)."""
+    if z.numel() != counts.numel():
+        raise ValueError(f"rate_code_error: {z.numel()} inputs but {counts.numel()} counts")
     zp = torch.relu(z.detach()).double().ravel()
     c = counts.ravel().long()
     sums = torch.zeros(int(c.max()) + 1, dtype=torch.float64).index_add_(0, c, zp)
@@ -120,6 +122,10 @@ def outlier_activations(
 
 def code_stats(z: torch.Tensor, T: int = 4, v_th: float = 1.0) -> dict[str, float]:
     """Entropy, rate-code error, saturation, large-input collision and max |z| of the LIF rate code of z."""
+    if z.ndim == 0 or z.numel() == 0:
+        raise ValueError(f"code_stats needs a non-empty (samples, n) tensor; got shape {tuple(z.shape)}")
+    if not bool(torch.isfinite(z).all()):
+        raise ValueError("code_stats got NaN or infinite activations")
     c = spike_counts(z, T, v_th=v_th)
     return {
         "entropy [bits]": spike_entropy(c, T),
@@ -134,7 +140,8 @@ def code_stats(z: torch.Tensor, T: int = 4, v_th: float = 1.0) -> dict[str, floa
 @torch.no_grad()
 def spike_report(model: SpikingEncoder, ids: torch.Tensor, mask: torch.Tensor | None = None) -> list[dict]:
     """Per layer and LIF site: the spike-count entropy, saturation (count T), silence (count 0), the collision
-    rate of above-threshold inputs and the mean max |input| of the LIF inputs recorded on ``ids``. Padding
+    rate of above-threshold inputs, the mean max |input| and the histogram of counts 0..T (fractions) of the
+    LIF inputs recorded on ``ids``. Padding
     tokens are left out. Inputs are (T, B, L, ·); counts are summed over T."""
     model.eval()
     model.record(True)
@@ -159,6 +166,7 @@ def spike_report(model: SpikingEncoder, ids: torch.Tensor, mask: torch.Tensor | 
                     "silent fraction": float((cnt == 0).double().mean()),
                     "large-input collision": collision_rate(xin, cnt, lif.v_th),
                     "mean max |input|": float(xin.abs().amax(-1).mean()),
+                    "count fractions": [float((cnt == k).double().mean()) for k in range(T + 1)],
                 })  # fmt: skip
         return rows
     finally:

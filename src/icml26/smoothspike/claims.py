@@ -1,11 +1,11 @@
 """The paper's headline claims at laptop scale (see README "Claims").
 
-- ``bound-holds-v1``: the randomized Hadamard transform keeps max |(xDH)_i| under sqrt(2 log(2n/δ)/n) with
-  probability >= 1 - δ for n = 64 ... 4096, even on the inputs that are worst for the plain transform.
-- ``less-homogenization-v1``: with outlier channels, rotating before the LIF raises the spike-count entropy and
-  lowers the rate-code error (prototype: error 0.84 -> 0.35, entropy 1.11 -> 1.76 bits).
-- ``better-accuracy-v1``: spiking encoders with the randomized Hadamard rotations beat the unrotated baseline
-  from the same initialisation on the offline text tasks (paper: +8.2 GLUE points), paired over seeds.
+- ``bound-holds-v1`` (by construction): the randomized Hadamard transform keeps max |(xDH)_i| under
+  sqrt(2 log(2n/δ)/n) with probability >= 1 - δ for n = 64 ... 4096, even on the inputs worst for the plain one.
+- ``less-homogenization-v2``: in an encoder holding MiniLM-L6's real weights, the rotations raise the spike-count
+  entropy of the residual-stream LIFs and at least halve their max input (synthetic outliers reported).
+- ``better-accuracy-v2``: spiking encoders with the randomized Hadamard rotations beat the unrotated baseline
+  from the same initialisation on the offline tweet task (paper: +8.2 GLUE points), paired over seeds.
 - ``fusion-is-exact-v1`` (by construction): folding H2/H3 (and H1's inner uses) into the weights leaves the
   logits unchanged and gives the baseline's parameter count and spike-driven operations.
 """
@@ -80,102 +80,93 @@ def bound_holds(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
 
 
 @claim(
-    "smoothspike/less-homogenization-v1",
-    statement="On activations with 4 outlier channels at 25x (n = 256, RMSNorm x 2, LIF T = 4, V_th = 1), a "
-    "randomized Hadamard rotation before the LIF raises the spike-count entropy by more than 0.3 bits and "
-    "brings the rate-code error (best count decoder, positive part) below 0.7 of the unrotated one (paired "
-    "over seeds)",
+    "smoothspike/less-homogenization-v2",
+    statement="In a spiking encoder holding MiniLM-L6's real weights (tweets as input), SmoothSpike's randomized "
+    "Hadamard rotations raise the spike-count entropy of the residual-stream LIFs (attention and MLP inputs, "
+    "mean over layers) and at least halve their mean max |input| (paired over seeds: entropy gain > 0 bits, "
+    "max ratio < 0.5)",
     paper="SmoothSpike effectively reduces information homogenization (abstract): distinct high-amplitude "
     "inputs converge to identical spike counts without it",
-    control="rotation switched off (the identity in the Hadamard matrix's place): entropy gain 0, error ratio "
-    "1, and the claim must fail",
-    judge=[Interval("entropy gain [bits]", above=0.3), Interval("rate-code error rotated / plain", below=0.7)],
+    control="the Hadamard mixing switched off, the random signs kept (R = D, same weights): no channel is "
+    "spread, the max ratio is 1 and the claim must fail",
+    judge=[
+        Interval("residual LIF entropy gain [bits]", above=0.0),
+        Interval("residual LIF mean max |input|, rotated / plain", below=0.5),
+    ],
 )
 def less_homogenization(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     cfg = PRESETS[scale.value]
-    z = outlier_activations(cfg.homog_n, cfg.homog_samples, seed, gain=cfg.homog_gain)  # (samples, n)
-    rot = HadamardRotation(cfg.homog_n, generator=torch.Generator().manual_seed(seed + 1))
-    zr = z if control else rot(z)  # the one line the control changes
-    plain, rotated = code_stats(z), code_stats(zr)
+    try:
+        plain = _minilm_sites(scale.value, seed, "none")
+    except ValueError as err:  # the MiniLM data wheel is not installed
+        return ClaimResult("not-measured", reason=str(err))
+    rotated = _minilm_sites(scale.value, seed, "signs" if control else "hadamard")  # the one line the control changes
     gain = rotated["entropy [bits]"] - plain["entropy [bits]"]
-    ratio = rotated["rate-code error"] / plain["rate-code error"]
-    # the same at RMSNorm gain 1 (reported): the ranking must not hinge on the gain
-    z1 = outlier_activations(cfg.homog_n, cfg.homog_samples, seed, gain=1.0)
-    p1, r1 = code_stats(z1), code_stats(z1 if control else rot(z1))
-    holds = gain > 0.3 and ratio < 0.7
-    real = {}
-    if scale is not Scale.SMOKE:  # reported, not judged: the LIF inputs of an encoder holding MiniLM's weights
-        plain_real = _minilm_sites(seed, "none")
-        rot_real = plain_real if control else _minilm_sites(seed, "hadamard")
-        for k in plain_real:
-            real[f"MiniLM-init {k}, rotated"] = rot_real[k]
-            real[f"MiniLM-init {k}, plain"] = plain_real[k]
-    from icml26.smoothspike.analysis import spike_counts
-
+    ratio = rotated["mean max |input|"] / plain["mean max |input|"]
+    holds = gain > 0.0 and ratio < 0.5
+    # reported, not judged: synthetic activations with 4 outlier channels at 25x, where the result holds by how
+    # the outliers are built (a rotation spreads any concentrated vector)
+    z = outlier_activations(cfg.homog_n, cfg.homog_samples, seed, gain=cfg.homog_gain)  # (samples, n)
+    rot = HadamardRotation(cfg.homog_n, generator=torch.Generator().manual_seed(seed + 1), mix=not control)
+    syn_plain, syn_rot = code_stats(z), code_stats(rot(z))
     fig, ax = _figure()
-    bins = np.arange(6) - 0.5
-    for lab, zz in (("plain", z), ("rotated" + " (control: identity)" * control, zr)):
-        ax.hist(spike_counts(zz).numpy().ravel(), bins=bins, alpha=0.6, label=lab, density=True)
+    x = np.arange(len(plain["count fractions"]))
+    ax.bar(x - 0.2, plain["count fractions"], 0.4, label="plain")
+    ax.bar(x + 0.2, rotated["count fractions"], 0.4,
+           label="randomized Hadamard" + " [control: signs only]" * control)  # fmt: skip
     ax.set_yscale("log")
-    ax.set_xlabel("spike count in T = 4 steps")
+    ax.set_xlabel("spike count in T = 4 steps (residual-stream LIFs, MiniLM weights)")
     ax.set_ylabel("fraction of neurons")
     ax.legend()
     return ClaimResult(
         "holds" if holds else "fails",
         measured={
-            "entropy gain [bits]": gain,
-            "rate-code error rotated / plain": ratio,
-            "entropy rotated [bits]": rotated["entropy [bits]"],
-            "rate-code error rotated": rotated["rate-code error"],
-            "mean max |z| rotated": rotated["mean max |z|"],
-            "saturated fraction rotated": rotated["saturated fraction"],
-            "large-input collision rotated": rotated["large-input collision"],
-            "entropy gain at gain 1 [bits]": r1["entropy [bits]"] - p1["entropy [bits]"],
-            "rate-code error rotated / plain at gain 1": r1["rate-code error"] / p1["rate-code error"],
-            **{k: v for k, v in real.items() if k.endswith("rotated")},
+            "residual LIF entropy gain [bits]": gain,
+            "residual LIF mean max |input|, rotated / plain": ratio,
+            "residual LIF entropy, rotated [bits]": rotated["entropy [bits]"],
+            "residual LIF mean max |input|, rotated": rotated["mean max |input|"],
+            "residual LIF large-input collision, rotated": rotated["large-input collision"],
+            "synthetic outliers: entropy gain [bits]": syn_rot["entropy [bits]"] - syn_plain["entropy [bits]"],
+            "synthetic outliers: rate-code error rotated / plain": syn_rot["rate-code error"]
+            / syn_plain["rate-code error"],
         },
         baselines={
-            "entropy plain [bits]": plain["entropy [bits]"],
-            "rate-code error plain": plain["rate-code error"],
-            "mean max |z| plain": plain["mean max |z|"],
-            "saturated fraction plain": plain["saturated fraction"],
-            "large-input collision plain": plain["large-input collision"],
-            **{k: v for k, v in real.items() if k.endswith("plain")},
+            "residual LIF entropy, plain [bits]": plain["entropy [bits]"],
+            "residual LIF mean max |input|, plain": plain["mean max |input|"],
+            "residual LIF large-input collision, plain": plain["large-input collision"],
         },
         paper={"information homogenization": "reduced by SmoothSpike (abstract)"},
         elsewhere={
-            "rate-code error plain [prototype]": 0.84,
-            "rate-code error rotated [prototype]": 0.35,
-            "entropy plain [bits] [prototype]": 1.11,
-            "entropy rotated [bits] [prototype]": 1.76,
+            "rate-code error plain, synthetic [prototype]": 0.84,
+            "rate-code error rotated, synthetic [prototype]": 0.35,
         },
-        reason="" if holds else f"entropy gain {gain:.2f} bits, error ratio {ratio:.2f}",
+        reason="" if holds else f"entropy gain {gain:+.3f} bits, max ratio {ratio:.2f}",
         figures={"spike-count-histograms": fig},
     )
 
 
-@functools.lru_cache(maxsize=16)
-def _minilm_sites(seed: int, rotation: str) -> dict[str, float]:
-    """Spike statistics of the residual-stream LIFs (attn_in, mlp_in) of a 2-layer spiking encoder holding
-    MiniLM-L6's weights, plain or with randomized Hadamard rotations (same weights, :func:`unfuse`), on 32
-    tweets drawn with the seed."""
+@functools.lru_cache(maxsize=32)  # the plain model's statistics are shared by the claim and its control
+def _minilm_sites(scale_value: str, seed: int, rotation: str) -> dict:
+    """Spike statistics of the residual-stream LIFs (attn_in, mlp_in) of a spiking encoder holding MiniLM-L6's
+    first ``homog_layers`` layers, plain or rotated (same weights, :func:`unfuse`), on tweets drawn with the
+    seed (the seed also draws the rotation's signs)."""
     from icml26.smoothspike.analysis import spike_report
     from icml26.smoothspike.data import Tokenizer, load_task
     from icml26.smoothspike.model import load_minilm, unfuse
 
-    base = _cached(load_minilm, 2, n_outputs=3, max_len=24)
+    cfg = PRESETS[scale_value]
+    base = _cached(load_minilm, cfg.homog_layers, n_outputs=3, max_len=cfg.homog_max_len)
     model = base if rotation == "none" else unfuse(base, rotation=rotation, seed=seed)
     tweets = _cached(load_task, "tweets")
-    idx = np.random.default_rng(seed).choice(len(tweets), 32, replace=False)
-    ids, mask = _cached(Tokenizer).encode([tweets.texts[i] for i in idx], max_len=24)
-    rows = [
-        r
-        for r in spike_report(model, torch.from_numpy(ids), torch.from_numpy(mask))
-        if r["site"] in ("attn_in", "mlp_in")
-    ]
+    idx = np.random.default_rng(seed).choice(len(tweets), cfg.homog_sentences, replace=False)
+    ids, mask = _cached(Tokenizer).encode([tweets.texts[i] for i in idx], max_len=cfg.homog_max_len)
+    with torch.no_grad():
+        rows = [r for r in spike_report(model, torch.from_numpy(ids), torch.from_numpy(mask))
+                if r["site"] in ("attn_in", "mlp_in")]  # fmt: skip
     return {
-        "residual LIF entropy [bits]": float(np.mean([r["entropy [bits]"] for r in rows])),
-        "residual LIF mean max |input|": float(np.mean([r["mean max |input|"] for r in rows])),
+        **{k: float(np.mean([r[k] for r in rows])) for k in ("entropy [bits]", "mean max |input|")},
+        "large-input collision": float(np.mean([r["large-input collision"] for r in rows])),
+        "count fractions": np.mean([r["count fractions"] for r in rows], axis=0).tolist(),
     }
 
 
@@ -210,10 +201,10 @@ def _accuracy_run(scale_value: str, seed: int, task_name: str, rotation: str) ->
 
 
 @claim(
-    "smoothspike/better-accuracy-v1",
+    "smoothspike/better-accuracy-v2",
     statement="Spiking encoders with SmoothSpike's randomized Hadamard rotations (H1, H2, H3) reach a higher "
-    "test accuracy than the unrotated spiking baseline trained from the same initialisation on the same batches, "
-    "averaged over the tweet (3 classes) and sentence-polarity tasks (paired over seeds, gain > 0 points)",
+    "test accuracy than the unrotated spiking baseline trained from the same initialisation on the same batches "
+    "with the same budget, on the 3-class tweet task (paired over seeds, gain > 0 points)",
     paper="GLUE average 66.8 (Spikingformer baseline) -> 75.0 (SmoothSpike), +8.2 points",
     control="the Hadamard mixing switched off, the random signs kept (R = D: a model as different from the "
     "baseline as SmoothSpike's, but with no smoothing): the claim must fail",

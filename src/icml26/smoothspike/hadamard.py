@@ -100,6 +100,8 @@ def fwht(x: torch.Tensor) -> torch.Tensor:
     Butterflies in log2(n) vectorised stages, O(n log n) per row; ``H_{2^k}`` is symmetric, so ``x @ H`` and
     ``H x`` agree.
     """
+    if x.ndim == 0:
+        raise ValueError("fwht needs a tensor with a last dimension; got a scalar")
     n = x.shape[-1]
     if n & (n - 1):
         raise ValueError(f"fwht needs a power-of-two last dimension; got {n}")
@@ -169,6 +171,8 @@ def newton_schulz(
     """
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError(f"newton_schulz expects a square matrix; got shape {tuple(w.shape)}")
+    if not bool(torch.isfinite(w).all()):
+        raise ValueError("newton_schulz got a matrix with NaN or infinite entries")
     if method == "quintic":
         a, b, c = QUINTIC_ABC
         x = w / w.norm().clamp_min(1e-30)
@@ -197,9 +201,7 @@ class HadamardRotation(torch.nn.Module):
     ``mix=False`` keeps D and drops H (R = D): the ablation that flips signs but spreads nothing.
     """
 
-    def __init__(
-        self, n: int, *, blocks: int = 1, generator: torch.Generator | None = None, mix: bool = True
-    ) -> None:
+    def __init__(self, n: int, *, blocks: int = 1, generator: torch.Generator | None = None, mix: bool = True) -> None:
         super().__init__()
         if n % blocks:
             raise ValueError(f"rotation size {n} is not a multiple of {blocks} blocks")
@@ -209,6 +211,8 @@ class HadamardRotation(torch.nn.Module):
         self.register_buffer("signs", random_signs(n, generator))  # D, saved with the model
 
     def forward(self, x: torch.Tensor, inverse: bool = False) -> torch.Tensor:
+        if x.ndim == 0 or x.shape[-1] != self.n:
+            raise ValueError(f"rotation of size {self.n} got inputs of shape {tuple(x.shape)}")
         if not self.mix:
             return x * self.signs  # D = D^-1
         shape = x.shape

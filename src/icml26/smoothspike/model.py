@@ -22,7 +22,6 @@ model is the baseline architecture plus H1 as two dense products at the ends (as
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import asdict, dataclass
 
@@ -217,6 +216,8 @@ class SpikingEncoder(nn.Module):
     def check_inputs(self, ids: torch.Tensor) -> None:
         if ids.ndim != 2:
             raise ValueError(f"token ids must be (batch, length); got shape {tuple(ids.shape)}")
+        if ids.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"token ids must be integers (int64); got {ids.dtype}")
         if ids.shape[1] > self.cfg.max_len:
             raise ValueError(f"sequence length {ids.shape[1]} exceeds the model's maximum {self.cfg.max_len} positions")
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.cfg.vocab_size):
@@ -229,6 +230,8 @@ class SpikingEncoder(nn.Module):
         """Pooled encoder output (B, D), in the original (un-rotated) basis."""
         self.check_inputs(ids)
         B, L = ids.shape
+        if mask is not None and (tuple(mask.shape) != (B, L) or not bool(torch.isfinite(mask).all())):
+            raise ValueError(f"mask must be a finite (batch, length) = {(B, L)} tensor; got shape {tuple(mask.shape)}")
         keymask = torch.ones(B, L, dtype=self.word.weight.dtype) if mask is None else mask.to(self.word.weight.dtype)
         e = rms_norm(self.word(ids) + self.pos.weight[:L])  # (B, L, D)
         e = e @ self.r_in if self.r_in is not None else _rot(self.h1, e)  # embedding ·H1
@@ -443,7 +446,3 @@ def unfuse(base: SpikingEncoder, *, rotation: str, ns_method: str = "quintic", s
         b_dst.fc2.weight.copy_(r1 @ b_src.fc2.weight @ r3.T)
         b_dst.fc2.bias.copy_(b_src.fc2.bias @ r1.T)
     return model
-
-
-def copy_model(model: SpikingEncoder) -> SpikingEncoder:
-    return copy.deepcopy(model)
