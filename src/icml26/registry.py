@@ -153,6 +153,8 @@ _SYSTEMS = [
         "VIPO: Value Function Inconsistency Penalized Offline Reinforcement Learning",
         "model-based offline RL whose dynamics model is penalised for value inconsistency",
         extra="rl",
+        status="implemented",
+        reference="arXiv:2504.11944",
     ),
     SystemSpec(
         "hyperhopfield",
@@ -208,6 +210,8 @@ _SYSTEMS = [
         "From Associations to Activations: Comparing Behavioral and Hidden-State Semantic Geometry in LLMs",
         "behavioural (forced-choice, free-association) vs hidden-state semantic geometry of LLMs",
         extra="behavior",
+        status="implemented",
+        reference="arXiv:2602.00628",
     ),
     SystemSpec(
         "zolangevin",
@@ -215,9 +219,7 @@ _SYSTEMS = [
         "variance-reduced zeroth-order Langevin sampling and ZO-APMC for black-box inverse problems",
         status="implemented",
         reference="arXiv:2605.30573",
-        extra="behavior",
-        status="implemented",
-        reference="arXiv:2602.00628",
+        extra="torch",
     ),
     SystemSpec(
         "flip2",
@@ -231,6 +233,8 @@ _SYSTEMS = [
         "Machine Learning Hamiltonians are Accurate Energy-Force Predictors",
         "SO(2)-equivariant Hamiltonian model; energies and forces from predicted Hamiltonians via PySCF",
         extra="chem",
+        status="implemented",
+        reference="arXiv:2602.16897",
     ),
     SystemSpec(
         "noisypower",

@@ -1,0 +1,276 @@
+"""``icml26 vipo``: make a D4RL-format dataset, train MOPO / MOBILE (+ VIPO) on it, evaluate a policy.
+
+::
+
+    icml26 vipo make-dataset --env Pendulum-v1 --quality medium --transitions 20000 --out pend.npz
+    icml26 vipo train --dataset pend.npz --algo mopo+vipo --out policy.pt --json train.json
+    icml26 vipo evaluate --policy policy.pt --dataset pend.npz --episodes 10
+    icml26 vipo train-behaviour --env Hopper-v5 --steps 100000 --out hopper-sac.pt   # for medium/expert data
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_float, positive_float
+from icml26._util.io import atomic_output, check_output_path
+
+QUALITIES = ("random", "medium", "expert", "medium-replay", "medium-expert")
+ALGOS = ("mopo", "mopo+vipo", "mobile", "mobile+vipo")
+DATA_SUFFIXES = (".npz", ".hdf5", ".h5")
+
+
+def _hidden(text: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(bounded_int(1, 1024, what="memory")(t) for t in text.split(",") if t.strip())
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"in list {text!r}: {exc}") from None
+    if not vals or len(vals) > 8:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 1 to 8 comma-separated layer widths")
+    return vals
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog="icml26 vipo", description="VIPO: value-inconsistency penalised model-based offline RL."
+    )
+    sub = parser.add_subparsers(dest="verb", required=True)
+    seed = bounded_int(0, 2**31 - 1, what="seeds")
+
+    m = sub.add_parser("make-dataset", help="generate a D4RL-format dataset from a Gymnasium environment")
+    m.add_argument(
+        "--env", default="Pendulum-v1", help="Gymnasium id (Pendulum-v1, Hopper-v5, HalfCheetah-v5, Walker2d-v5)"
+    )
+    m.add_argument("--quality", choices=QUALITIES, default="medium", help="behaviour policy quality")
+    m.add_argument(
+        "--transitions", type=bounded_int(10, 2_000_000, what="memory"), default=20000, help="number of transitions"
+    )
+    m.add_argument("--policy", type=Path, help="SAC actor from train-behaviour (needed for MuJoCo medium/expert)")
+    m.add_argument("--seed", type=seed, default=0, help="random seed")
+    m.add_argument("--out", type=Path, required=True, help="dataset to write (.npz, .hdf5 or .h5)")
+
+    t = sub.add_parser("train", help="train the dynamics ensemble (NLL or NLL + VIPO) and MOPO / MOBILE on it")
+    t.add_argument("--dataset", type=Path, required=True, help="D4RL-format .npz / .hdf5 (ours or a real D4RL file)")
+    t.add_argument("--env", help="Gymnasium id; default: the one recorded in the dataset")
+    t.add_argument("--algo", choices=ALGOS, default="mopo+vipo", help="policy learner and model training")
+    t.add_argument("--phi", type=positive_float, default=1e-4, help="weight of the VIPO term (+vipo algos)")
+    t.add_argument("--normalise-advantage", action="store_true", help="standardise VIPO's A over the batch")
+    t.add_argument("--members", type=bounded_int(1, 32, what="memory"), default=7, help="ensemble members")
+    t.add_argument("--elites", type=bounded_int(1, 32), default=5, help="elite members (<= members)")
+    t.add_argument("--hidden", type=_hidden, default=(200, 200, 200, 200), help="ensemble layer widths")
+    t.add_argument("--model-epochs", type=bounded_int(1, 10000, what="time"), default=30, help="dynamics epochs")
+    t.add_argument("--steps", type=bounded_int(1, 10_000_000, what="time"), default=20000, help="SAC updates")
+    t.add_argument("--policy-hidden", type=_hidden, default=(256, 256), help="actor / critic layer widths")
+    t.add_argument("--batch", type=bounded_int(2, 4096, what="memory"), default=256, help="SAC batch size")
+    t.add_argument("--rollout-length", type=bounded_int(1, 100), default=1, help="model rollout horizon h")
+    t.add_argument(
+        "--rollout-batch",
+        type=bounded_int(1, 200_000, what="memory"),
+        default=5000,
+        help="start states per rollout round",
+    )
+    t.add_argument("--rollout-every", type=bounded_int(1, 100_000), default=250, help="SAC steps between rollouts")
+    t.add_argument("--real-ratio", type=fraction, default=0.05, help="share of real transitions in a SAC batch")
+    t.add_argument("--penalty", type=nonnegative_float, default=2.5, help="MOPO lambda / MOBILE beta")
+    t.add_argument("--eval-every", type=bounded_int(1, 10_000_000), default=1000, help="SAC steps between evaluations")
+    t.add_argument("--eval-episodes", type=bounded_int(1, 1000, what="time"), default=5, help="episodes per evaluation")
+    t.add_argument(
+        "--last-evals", type=bounded_int(1, 1000), default=3, help="score = mean of this many last evaluations"
+    )
+    t.add_argument("--seed", type=seed, default=0, help="random seed")
+    t.add_argument("--out", type=Path, required=True, help="policy file to write (.pt)")
+    t.add_argument("--json", type=Path, help="write the learning curve and model diagnostics here")
+
+    e = sub.add_parser("evaluate", help="return and normalised score of a trained policy in the true environment")
+    e.add_argument("--policy", type=Path, required=True, help="a policy file written by train")
+    e.add_argument("--env", help="Gymnasium id; default: the one the policy was trained on")
+    e.add_argument("--dataset", type=Path, help="read the random/expert reference returns from this dataset")
+    e.add_argument("--ref-min", type=finite_float, help="random reference return (instead of --dataset)")
+    e.add_argument("--ref-max", type=finite_float, help="expert reference return (instead of --dataset)")
+    e.add_argument("--episodes", type=bounded_int(1, 10000, what="time"), default=10, help="evaluation episodes")
+    e.add_argument("--seed", type=seed, default=0, help="first episode seed")
+    e.add_argument("--json", type=Path, help="write the returns here")
+
+    b = sub.add_parser("train-behaviour", help="online SAC in the true environment: a behaviour policy for datasets")
+    b.add_argument("--env", required=True, help="Gymnasium id")
+    b.add_argument("--steps", type=bounded_int(100, 10_000_000, what="time"), default=100_000, help="environment steps")
+    b.add_argument("--seed", type=seed, default=0, help="random seed")
+    b.add_argument("--out", type=Path, required=True, help="policy file to write (.pt)")
+    return parser
+
+
+def _write_json(path, payload) -> None:
+    if path is not None:
+        with atomic_output(path) as tmp:
+            tmp.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def _make_dataset(args) -> int:
+    from icml26.vipo.data import make_dataset, save_dataset
+
+    check_output_path(args.out, suffixes=DATA_SUFFIXES)
+    data = make_dataset(args.env, args.quality, args.transitions, seed=args.seed, policy_file=args.policy)
+    save_dataset(args.out, data)
+    meta = data["meta"]
+    print(
+        f"{args.env} {args.quality}: {len(data['observations'])} transitions, behaviour return "
+        f"{meta['behaviour_return_mean']:.1f} (random {meta['ref_min_score']:.1f}, "
+        f"expert {meta['ref_max_score']:.1f}); "
+        f"wrote {args.out}"
+    )
+    return 0
+
+
+def _train(args) -> int:
+    import dataclasses
+
+    import torch
+
+    from icml26.vipo.data import load_dataset, normalised_score, termination_fn
+    from icml26.vipo.dynamics import DynamicsConfig, model_error, train_dynamics
+    from icml26.vipo.policy import PolicyConfig, save_actor, train_policy
+
+    check_output_path(args.out)
+    if args.json:
+        check_output_path(args.json)
+    if args.elites > args.members:
+        raise ValueError(f"--elites {args.elites} exceeds --members {args.members}")
+    torch.set_num_threads(1)
+    data = load_dataset(args.dataset)  # keys, lengths, NaN; spaces once the env is known
+    env_id = args.env or data["meta"].get("env")
+    if not env_id:
+        raise ValueError(f"dataset {args.dataset} names no environment; pass --env")
+    term = termination_fn(env_id)  # refuse an environment without one before any work
+    data = {**load_dataset(args.dataset, env_id), "meta": data["meta"]}
+    phi = args.phi if args.algo.endswith("+vipo") else 0.0
+    dc = DynamicsConfig(
+        members=args.members,
+        elites=args.elites,
+        hidden=args.hidden,
+        epochs=args.model_epochs,
+        phi=phi,
+        normalise_advantage=args.normalise_advantage,
+    )
+    model, mlog = train_dynamics(data, dc, args.seed, termination_fn=term)
+    pc = PolicyConfig(
+        algo=args.algo,
+        steps=args.steps,
+        batch=args.batch,
+        hidden=args.policy_hidden,
+        rollout_length=args.rollout_length,
+        rollout_batch=args.rollout_batch,
+        rollout_every=args.rollout_every,
+        real_ratio=args.real_ratio,
+        penalty=args.penalty,
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
+        last_evals=args.last_evals,
+    )
+    actor, plog = train_policy(data, model, env_id, pc, term, seed=args.seed)
+    meta = data["meta"]
+    summary = {
+        "env": env_id,
+        "algo": args.algo,
+        "phi": phi,
+        "eval_steps": plog.eval_steps,
+        "eval_returns": plog.eval_returns,
+        "final_return": plog.final_return,
+        "holdout_mse": mlog.holdout_mse[-1] if mlog.holdout_mse else None,
+        "value_gap": mlog.value_gap[-1] if mlog.value_gap else None,
+        "policy_state_mse": model_error(model, plog.visited_obs, plog.visited_act, plog.visited_next),
+        "config": {"dynamics": dataclasses.asdict(dc), "policy": dataclasses.asdict(pc)},
+    }
+    refs = (meta.get("ref_min_score", float("nan")), meta.get("ref_max_score", float("nan")))
+    if all(isinstance(v, float | int) and math.isfinite(v) for v in refs):
+        summary["final_score"] = float(
+            normalised_score(plog.final_return, meta["ref_min_score"], meta["ref_max_score"])
+        )
+    save_actor(actor, args.out, extra={"env": env_id, "algo": args.algo, **{k: meta[k] for k in meta if "ref" in k}})
+    score = f", normalised {summary['final_score']:.1f}" if "final_score" in summary else ""
+    print(
+        f"{args.algo} on {env_id}: return {plog.final_return:.1f} (mean of last {pc.last_evals} evaluations){score}; "
+        f"policy-state model MSE {summary['policy_state_mse']:.4g}; wrote {args.out}"
+    )
+    _write_json(args.json, summary)
+    return 0
+
+
+def _evaluate(args) -> int:
+    import numpy as np
+
+    from icml26.vipo.data import load_dataset, normalised_score
+    from icml26.vipo.policy import evaluate_policy, load_actor
+
+    if args.json:
+        check_output_path(args.json)
+    actor = load_actor(args.policy)
+    extra = actor.extra
+    env_id = args.env or extra.get("env")
+    if not env_id:
+        raise ValueError(f"policy {args.policy} names no environment; pass --env")
+    import gymnasium as gym
+
+    try:
+        env = gym.make(env_id)
+    except gym.error.Error as exc:
+        raise ValueError(f"unknown environment {env_id!r} ({exc.__class__.__name__})") from None
+    dims = (env.observation_space.shape[0], env.action_space.shape[0])
+    scale = env.action_space.high.astype(np.float32)
+    env.close()
+    if dims != (actor.obs_dim, actor.act_dim):
+        raise ValueError(
+            f"policy {args.policy} is for {actor.obs_dim}/{actor.act_dim}-dim observations/actions; "
+            f"{env_id} has {dims[0]}/{dims[1]}"
+        )
+    ref = None
+    if args.dataset is not None:
+        meta = load_dataset(args.dataset)["meta"]
+        if "ref_min_score" not in meta:
+            raise ValueError(f"dataset {args.dataset} carries no reference returns; pass --ref-min and --ref-max")
+        ref = (meta["ref_min_score"], meta["ref_max_score"])
+    elif (args.ref_min is None) != (args.ref_max is None):
+        raise ValueError("give both --ref-min and --ref-max, or neither")
+    elif args.ref_min is not None:
+        ref = (args.ref_min, args.ref_max)
+    elif "ref_min_score" in extra:
+        ref = (extra["ref_min_score"], extra["ref_max_score"])
+    returns, *_ = evaluate_policy(actor, env_id, args.episodes, args.seed, scale)
+    out = {"env": env_id, "returns": returns, "mean": float(np.mean(returns)), "std": float(np.std(returns))}
+    line = f"{env_id}: return {out['mean']:.1f} +- {out['std']:.1f} over {args.episodes} episodes"
+    if ref is not None:
+        out["normalised"] = float(normalised_score(out["mean"], *ref))
+        line += f"; normalised score {out['normalised']:.1f} (random {ref[0]:.1f}, expert {ref[1]:.1f})"
+    print(line)
+    _write_json(args.json, out)
+    return 0
+
+
+def _train_behaviour(args) -> int:
+    import torch
+
+    from icml26.vipo.data import termination_fn
+    from icml26.vipo.policy import save_actor, train_online
+
+    check_output_path(args.out)
+    termination_fn(args.env)
+    torch.set_num_threads(1)
+    actor, returns = train_online(args.env, args.steps, args.seed)
+    save_actor(actor, args.out, extra={"env": args.env, "algo": "online-sac", "train_returns": returns[-10:]})
+    last = sum(returns[-10:]) / max(1, len(returns[-10:]))
+    print(f"online SAC on {args.env}: {len(returns)} episodes, last-10 mean return {last:.1f}; wrote {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``icml26 vipo``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
+    args = build_parser().parse_args(argv)
+    verbs = {"make-dataset": _make_dataset, "train": _train, "evaluate": _evaluate, "train-behaviour": _train_behaviour}
+    return verbs[args.verb](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""``icml26 vipo`` verbs end to end, and the bad inputs the issue names: exit 2, one line, no output file."""
+
+import json
+
+import numpy as np
+import pytest
+
+from icml26.cli import main as icml26_main
+
+TINY = ["--members", "2", "--elites", "1", "--hidden", "8", "--model-epochs", "1", "--steps", "4",
+        "--policy-hidden", "8", "--batch", "16", "--rollout-batch", "20", "--rollout-every", "2",
+        "--eval-every", "2", "--eval-episodes", "1", "--last-evals", "2"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    d = tmp_path_factory.mktemp("vipo")
+    argv = ["vipo", "make-dataset", "--env", "Pendulum-v1", "--quality", "random", "--transitions", "250"]
+    assert icml26_main([*argv, "--out", str(d / "pend.hdf5")]) == 0
+    return d / "pend.hdf5"
+
+
+def _fails_cleanly(argv, capsys, must_not_exist=(), match=""):
+    code = icml26_main(["vipo", *argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert match in err, err
+    assert not any(p.exists() for p in must_not_exist)
+    return err
+
+
+@pytest.mark.parametrize("algo", ["mopo", "mobile+vipo"])
+def test_train_and_evaluate(dataset, tmp_path, capsys, algo):
+    pol, js, ev = tmp_path / "p.pt", tmp_path / "t.json", tmp_path / "e.json"
+    argv = ["vipo", "train", "--dataset", str(dataset), "--algo", algo, *TINY, "--out", str(pol), "--json", str(js)]
+    assert icml26_main(argv) == 0
+    t = json.loads(js.read_text())
+    assert t["algo"] == algo and len(t["eval_returns"]) == 2 and (t["value_gap"] is None) == (algo == "mopo")
+    assert np.isfinite(t["final_score"]) and t["final_return"] == pytest.approx(np.mean(t["eval_returns"]))
+    assert icml26_main(["vipo", "evaluate", "--policy", str(pol), "--episodes", "1", "--json", str(ev)]) == 0
+    e = json.loads(ev.read_text())
+    assert e["env"] == "Pendulum-v1" and len(e["returns"]) == 1 and "normalised" in e
+    assert "normalised score" in capsys.readouterr().out
+
+
+def _save(path, **arrays):
+    np.savez(path, **arrays)
+    return path
+
+
+def _arrays(n=20, act=None):
+    rng = np.random.default_rng(0)
+    return {"observations": rng.normal(size=(n, 3)), "actions": act if act is not None else np.zeros((n, 1)),
+            "rewards": rng.normal(size=n), "next_observations": rng.normal(size=(n, 3)), "terminals": np.zeros(n),
+            "timeouts": np.zeros(n)}  # fmt: skip
+
+
+def test_bad_inputs_named_by_the_issue(dataset, tmp_path, capsys):
+    out = tmp_path / "p.pt"
+    base = ["train", *TINY, "--out", str(out), "--env", "Pendulum-v1", "--dataset"]
+    a = _arrays()
+    del a["rewards"]
+    _fails_cleanly([*base, str(_save(tmp_path / "a.npz", **a))], capsys, [out], "missing key(s) rewards")
+    a = _arrays()
+    a["terminals"] = np.zeros(7)
+    _fails_cleanly([*base, str(_save(tmp_path / "b.npz", **a))], capsys, [out], "mismatched lengths")
+    a = _arrays()
+    a["rewards"][5] = np.nan
+    _fails_cleanly([*base, str(_save(tmp_path / "c.npz", **a))], capsys, [out], "rewards holds NaN")
+    a = _arrays(act=np.full((20, 1), 3.0))
+    _fails_cleanly([*base, str(_save(tmp_path / "d.npz", **a))], capsys, [out], "outside Pendulum-v1's action space")
+    a = _arrays(act=np.zeros((20, 2)))
+    _fails_cleanly([*base, str(_save(tmp_path / "e.npz", **a))], capsys, [out], "action space has 1")
+    good = str(_save(tmp_path / "f.npz", **_arrays()))
+    _fails_cleanly([*base[:-3], "--dataset", good, "--out", str(out)], capsys, [out], "names no environment")
+    _fails_cleanly([*base[:-3], "--env", "Ant-v5", "--dataset", good, "--out", str(out)], capsys, [out],
+                   "no termination function for environment 'Ant-v5'")  # fmt: skip
+    _fails_cleanly(["make-dataset", "--env", "InvertedPendulum-v5", "--out", str(tmp_path / "x.npz")], capsys,
+                   [tmp_path / "x.npz"], "no termination function")  # fmt: skip
+    _fails_cleanly(["make-dataset", "--env", "Hopper-v5", "--quality", "medium", "--out", str(tmp_path / "h.npz")],
+                   capsys, [tmp_path / "h.npz"], "needs a behaviour policy")  # fmt: skip
+    _fails_cleanly(["make-dataset", "--out", str(tmp_path / "x.csv")], capsys, [tmp_path / "x.csv"], "must end with")
+    _fails_cleanly([*base, str(dataset), "--members", "2", "--elites", "3"], capsys, [out], "exceeds --members")
+    _fails_cleanly(["evaluate", "--policy", str(dataset)], capsys, [], "not a readable torch file")
+
+
+def test_a_torch_file_that_is_not_a_policy(tmp_path, capsys):
+    import torch
+
+    other = tmp_path / "other.pt"
+    torch.save({"state_dict": {}}, other)
+    _fails_cleanly(["evaluate", "--policy", str(other)], capsys, [], "not an icml26 vipo policy")
