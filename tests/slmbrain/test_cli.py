@@ -153,3 +153,19 @@ def test_seeds_out_of_range_name_the_argument(tmp_path, capsys):
         code, _, err = run(["simulate", "--seed", bad, "--out", str(tmp_path / "w.npz")], capsys)
         assert code == 2 and "--seed" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "w.npz").exists()
+
+
+def test_odd_student_width_runs_and_all_nan_roi_is_nan_with_a_warning(tmp_path, capsys):
+    code, out, err = run(["probe", "--scale", "tiny", "--model", "student:5"], capsys)
+    assert code == 0 and "agreement" in out  # an odd width gets one attention head
+    code, _, err = run(["probe", "--scale", "tiny", "--model", "student:0"], capsys)
+    assert code == 2 and "width" in err
+    js = tmp_path / "e.json"  # every voxel under the ceiling threshold: NaN scores, a warning, no crash
+    with np.load(W) as z:
+        d = {k: z[k] for k in z.files}
+    d["repeats"] = d["repeats"].copy()
+    d["repeats"][1] = -d["repeats"][0]  # anti-correlated repeats: noise ceiling 0 at every voxel
+    np.savez(tmp_path / "w.npz", **d)
+    code, _, err = run(["encode", "--features", F, "--fmri", str(tmp_path / "w.npz"), "--json", str(js)], capsys)
+    assert code == 0 and "no voxel with a finite score" in err
+    assert all(np.isnan(row["roi_semantic"]) for row in json.loads(js.read_text(), parse_constant=float)["layers"])

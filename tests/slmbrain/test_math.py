@@ -11,6 +11,7 @@ from icml26.slmbrain.compress import (
     gptq_quantize,
     layer_output_error,
     magnitude_prune,
+    match_damage,
     rtn_quantize,
     wanda_prune,
 )
@@ -145,3 +146,24 @@ def test_tiny_gpt_init_depends_only_on_its_seed():
     torch.manual_seed(2)  # the global RNG must not matter (biases included)
     b = TinyGPT(20, 8, 1, 2, 8, seed=4)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+
+
+def test_fractional_bits_and_compressing_everything():
+    W = torch.randn(16, 40, generator=torch.Generator().manual_seed(9))
+    assert max(len(torch.unique(row)) for row in rtn_quantize(W, np.log2(3))) <= 3  # 3 levels: ternary
+    m = TinyGPT(30, 8, 1, 2, 8, seed=1)
+    emb = m.tok.weight.detach().clone()
+    compress_model(m, "rtn", bits=2)
+    assert torch.equal(m.tok.weight, emb)  # embeddings kept by default
+    errs = compress_model(m, "rtn", bits=2, everything=True)
+    assert {"tok", "pos", "head"} <= set(errs) and not torch.equal(m.tok.weight, emb)
+    with pytest.raises(ValueError, match="calibration-free"):
+        compress_model(m, "gptq", bits=4, everything=True, calib=torch.zeros(2, 8, dtype=torch.long))
+
+
+def test_match_damage_finds_the_strength_of_a_target_loss():
+    # a toy "model" whose loss rises as strength^2: the strength for +10 % is sqrt(0.1) of the range
+    s, rel, m = match_damage(lambda s: s, lambda s: 1.0 + s**2, 0.10, 0.0, 1.0, steps=12)
+    assert s == pytest.approx(np.sqrt(0.1), rel=0.01) and rel == pytest.approx(0.10, rel=0.02) and m == s
+    s, rel, _ = match_damage(lambda s: s, lambda s: 1.0 + 0.01 * s, 0.10, 0.0, 1.0)
+    assert s == 1.0 and rel == pytest.approx(0.01)  # out of reach: the strongest tried, with what it achieved

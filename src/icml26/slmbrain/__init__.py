@@ -3,10 +3,11 @@
 ICML 2026 (arXiv 2602.07547; no public code). How small can a language model be and still predict the brain?
 The field's encoding pipeline (layerwise word features, Lanczos downsampling to TRs, FIR delays, voxelwise
 ridge with cross-validated alpha via himalaya, held-out Pearson r normalised by a noise ceiling, ROI means, FDR,
-paired bootstrap), a CPU compression toolkit (RTN int8/int4 per channel, GPTQ from calibration text, magnitude
-and Wanda pruning) for any causal LM, layerwise linguistic probes, and a synthetic world with ground truth:
-a grammar with agreement and topics, a teacher LM whose states define a syntactic and a semantic ROI, and a
-family of student LMs of increasing width.
+the layer chosen by cross-validation on the training stories), a CPU compression toolkit (RTN int8/int4 per
+channel, GPTQ from calibration text, magnitude and Wanda pruning) for any causal LM, layerwise linguistic
+probes, and a synthetic world with ground truth:
+a grammar with agreement and topics, a teacher LM whose contextual (non-lexical) states define a syntactic and a
+semantic ROI, and a family of student LMs of increasing width.
 
 Library::
 

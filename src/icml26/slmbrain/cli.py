@@ -128,8 +128,8 @@ def _world_model(spec: str, scale: str, seed: int):
             width = int(spec.split(":", 1)[1])
         except ValueError:
             raise ValueError(f"--model {spec!r}: expected student:WIDTH with an integer width") from None
-        if not 2 <= width <= 512 or width % 2:
-            raise ValueError(f"--model {spec!r}: the student width must be even and in [2, 512]")
+        if not 1 <= width <= 512:  # odd widths get one attention head (heads must divide the width)
+            raise ValueError(f"--model {spec!r}: the student width must be in [1, 512]")
     w = build_world(PRESETS[scale], seed)
     return w, (w.teacher if spec == "teacher" else student(w, width, seed))
 
@@ -231,7 +231,7 @@ def _features(args) -> int:
 
 def _encode(args) -> int:
     from icml26.slmbrain.data import _load_array, load_features, load_fmri
-    from icml26.slmbrain.encoding import encode
+    from icml26.slmbrain.encoding import encode, roi_mean
 
     for p, suf in ((args.json, ()), (args.out, (".npy",))):
         if p is not None:
@@ -307,13 +307,13 @@ def _encode(args) -> int:
             row = {
                 "layer": layer,
                 "mean_r": float(np.mean(res.r)),
-                "mean_score": float(np.nanmean(score)),
+                "mean_score": roi_mean(score, "all voxels"),
                 "alpha_edge_fraction": res.edge_fraction,
                 "fdr_significant": int(res.significant.sum()),
             }
             if rois is not None:
                 for i, n in enumerate(names):
-                    row[f"roi_{n}"] = float(np.nanmean(score[rois == i]))
+                    row[f"roi_{n}"] = roi_mean(score[rois == i], f"ROI {n!r}")  # NaN + warning if all NaN
             rows.append((row, score))
             print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
     finally:

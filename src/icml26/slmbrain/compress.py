@@ -22,29 +22,31 @@ from torch import nn
 METHODS = ("rtn", "gptq", "magnitude", "wanda")
 
 
-def rtn_quantize(W: torch.Tensor, bits: int) -> torch.Tensor:
-    """Eq. Q1: per-output-channel (row) asymmetric round-to-nearest ``(out, in) -> (out, in)`` (dequantised)."""
+def _grid(W: torch.Tensor, bits: float):
+    """Per-row asymmetric min-max grid with ``round(2^bits)`` levels (fractional bits = log2 of the levels):
+    scale ``(out, 1)``, zero point ``(out, 1)``, largest level."""
     if not 1 <= bits <= 16:
         raise ValueError(f"bits must be in [1, 16]; got {bits}")
     lo, hi = W.min(1, keepdim=True).values.clamp(max=0), W.max(1, keepdim=True).values.clamp(min=0)
-    qmax = 2**bits - 1
-    scale = torch.where(hi > lo, (hi - lo) / qmax, torch.ones_like(hi))
-    zero = torch.round(-lo / scale)
-    q = torch.clamp(torch.round(W / scale) + zero, 0, qmax)
-    return (q - zero) * scale
-
-
-def _grid(W: torch.Tensor, bits: int):
-    lo, hi = W.min(1, keepdim=True).values.clamp(max=0), W.max(1, keepdim=True).values.clamp(min=0)
-    qmax = 2**bits - 1
+    qmax = round(2**bits) - 1
     scale = torch.where(hi > lo, (hi - lo) / qmax, torch.ones_like(hi))
     return scale, torch.round(-lo / scale), qmax
 
 
-def gptq_quantize(W: torch.Tensor, H: torch.Tensor, bits: int, damp: float = 0.01, block: int = 128) -> torch.Tensor:
+def rtn_quantize(W: torch.Tensor, bits: float) -> torch.Tensor:
+    """Eq. Q1: per-output-channel (row) asymmetric round-to-nearest ``(out, in) -> (out, in)`` (dequantised)."""
+    scale, zero, qmax = _grid(W, bits)
+    return (torch.clamp(torch.round(W / scale) + zero, 0, qmax) - zero) * scale
+
+
+def gptq_quantize(
+    W: torch.Tensor, H: torch.Tensor, bits: float, damp: float = 0.01, block: int = 128, feedback: float = 1.0
+) -> torch.Tensor:
     """GPTQ of one layer ``W (out, in)`` given its input Hessian ``H (in, in)``; returns dequantised weights.
 
     Same per-row grid as RTN (so the comparison at equal bits is fair); dead inputs (``H_jj = 0``) are zeroed.
+    ``feedback`` scales the error feedback of Eq. G1: 1 is GPTQ, 0 is RTN (no feedback), -1 a broken GPTQ
+    that pushes each column's error onto the later columns with the wrong sign (a negative control).
     """
     W = W.clone().double()
     H = H.clone().double()
@@ -65,7 +67,7 @@ def gptq_quantize(W: torch.Tensor, H: torch.Tensor, bits: int, damp: float = 0.0
             w, d = W1[:, j], U1[j, j]
             q = (torch.clamp(torch.round(w[:, None] / scale) + zero, 0, qmax) - zero) * scale  # (out, 1)
             Q1[:, j] = q[:, 0]
-            err = (w - q[:, 0]) / d
+            err = feedback * (w - q[:, 0]) / d
             W1[:, j:] -= err[:, None] * U1[j, j:][None, :]  # Eq. G1 inside the block
             E1[:, j] = err
         Q[:, i1:i2] = Q1
@@ -96,12 +98,16 @@ def _prune_by(W: torch.Tensor, score: torch.Tensor, sparsity: float) -> torch.Te
 
 
 # ----------------------------------------------------------------------------------------- whole models
-def _layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
-    """Linear layers to compress, in forward order (blocks only: not embeddings, not the LM head)."""
+def _layers(model: nn.Module, everything: bool = False) -> list[tuple[str, nn.Module]]:
+    """Linear layers to compress, in forward order (blocks only: not embeddings, not the LM head); with
+    ``everything`` also the embeddings (one row per token / position) and the LM head."""
     out = []
     for name, m in model.named_modules():
         is_conv1d = type(m).__name__ == "Conv1D" and hasattr(m, "nf")
-        if (isinstance(m, nn.Linear) or is_conv1d) and "head" not in name.split(".")[-1] and m.weight.dim() == 2:
+        head = "head" in name.split(".")[-1]
+        if (isinstance(m, nn.Linear) or is_conv1d) and (everything or not head) and m.weight.dim() == 2:
+            out.append((name, m))
+        elif everything and isinstance(m, nn.Embedding):
             out.append((name, m))
     return out
 
@@ -121,9 +127,18 @@ def _run(model: nn.Module, calib: torch.Tensor) -> None:
 
 @torch.no_grad()
 def compress_model(
-    model: nn.Module, method: str, *, bits: int = 4, sparsity: float = 0.5, calib: torch.Tensor | None = None
+    model: nn.Module,
+    method: str,
+    *,
+    bits: float = 4,
+    sparsity: float = 0.5,
+    calib: torch.Tensor | None = None,
+    everything: bool = False,
+    feedback: float = 1.0,
 ) -> dict[str, float]:
-    """Compress ``model`` in place. ``calib`` (B, T) token ids is needed by GPTQ and Wanda.
+    """Compress ``model`` in place. ``calib`` (B, T) token ids is needed by GPTQ and Wanda. ``everything``
+    (RTN and magnitude only): also the embeddings and the LM head. ``feedback``: GPTQ's error-feedback scale
+    (see :func:`gptq_quantize`).
 
     Returns per-layer relative output errors ``||X W'^T - X W^T|| / ||X W^T||`` on the calibration inputs (for
     methods with calibration) or relative weight errors (otherwise).
@@ -132,8 +147,10 @@ def compress_model(
         raise ValueError(f"unknown compression method {method!r}; choose from {', '.join(METHODS)}")
     if method in ("gptq", "wanda") and calib is None:
         raise ValueError(f"{method} needs calibration text (token ids)")
+    if everything and method not in ("rtn", "magnitude"):
+        raise ValueError(f"everything=True (embeddings and LM head too) needs a calibration-free method, not {method}")
     errors = {}
-    layers = _layers(model)
+    layers = _layers(model, everything)
     if not layers:
         raise ValueError("the model has no linear layers to compress")
     for name, m in layers:  # forward order; GPTQ/Wanda see the already-compressed earlier layers
@@ -154,7 +171,7 @@ def compress_model(
         if method == "rtn":
             Wq = rtn_quantize(W, bits)
         elif method == "gptq":
-            Wq = gptq_quantize(W, 2 * X.T.double() @ X.double(), bits)
+            Wq = gptq_quantize(W, 2 * X.T.double() @ X.double(), bits, feedback=feedback)
         elif method == "magnitude":
             Wq = magnitude_prune(W, sparsity)
         else:
@@ -165,6 +182,26 @@ def compress_model(
             errors[name] = float((Wq - W).norm() / W.norm().clamp(min=1e-12))
         _set_w(m, Wq.to(m.weight.dtype))
     return errors
+
+
+def match_damage(compress, loss, target: float, lo: float, hi: float, steps: int = 7):
+    """Strength ``s`` in ``[lo, hi]`` (damage grows with ``s``) whose relative LM-loss increase is nearest
+    ``target``, by bisection. ``compress(s)`` returns a compressed copy, ``loss(model)`` its held-out loss; the
+    uncompressed loss is ``loss(compress(lo))``. Returns ``(s, achieved relative increase, compressed model)``
+    (the strongest tried when even ``hi`` stays short of the target)."""
+    base = loss(compress(lo))
+    tried = []
+    a, b = lo, hi
+    for s in [hi] + [None] * steps:
+        s = (a + b) / 2 if s is None else s
+        m = compress(s)
+        rel = (loss(m) - base) / base
+        tried.append((abs(np.log(max(rel, 1e-6) / target)), s, rel, m))
+        if s == hi and rel < target:
+            break
+        a, b = (s, b) if rel < target else (a, s)
+    _, s, rel, m = min(tried, key=lambda t: t[0])
+    return s, rel, m
 
 
 def layer_output_error(W: torch.Tensor, Wq: torch.Tensor, X: torch.Tensor) -> float:

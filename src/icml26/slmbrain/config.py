@@ -16,6 +16,9 @@ class Config:
     repeats: int = 2
     """presentations of the test story (noise ceiling)"""
     voxels_per_roi: int = 100
+    nonlexical: float = 0.5
+    """fraction of the teacher's contextual directions the brain is built from: those a bag-of-words model
+    of the surrounding words predicts least (1.0: every direction)"""
     snr: float = 0.5
     """signal-to-noise variance ratio of a voxel"""
     ctx: int = 32
@@ -26,22 +29,22 @@ class Config:
     student_layers: int = 2
     student_steps: int = 400
     batch: int = 16
-    prune_moderate: float = 0.5
-    prune_destroy: float = 0.9
+    damage_targets: tuple[float, ...] = (0.02, 0.10)
+    """relative held-out LM-loss increases every compression is matched to (compression claims)"""
 
 
 PRESETS = {
     "smoke": Config(
-        train_words=12000,
+        train_words=16000,
         n_stories=6,
-        story_words=300,
+        story_words=500,
         voxels_per_roi=40,
         ctx=16,
-        teacher_width=32,
-        teacher_layers=2,
-        teacher_steps=200,
-        student_widths=(4, 8, 16),
-        student_steps=120,
+        teacher_width=64,
+        teacher_layers=3,
+        teacher_steps=500,
+        student_widths=(4, 16, 32),
+        student_steps=300,
     ),
     "small": Config(n_stories=12, story_words=800, student_widths=(4, 16, 64)),
     "tiny": Config(  # command-line examples and tests only (seconds): not a claim scale

@@ -6,8 +6,9 @@ World (reconstruction of the paper notes' laptop recipe):
    and relative clauses) and a latent **topic** per sentence (Markov switches), so every word carries labels:
    topic, the number the next verb must agree with, tree depth, part of speech;
 2. stories = sequences of sentences with word onsets (0.25-0.45 s apart) and TRs of 2 s;
-3. a teacher LM trained on the grammar; its states, projected on its own agreement / topic directions and mixed
-   by random voxel maps, downsampled with a Lanczos filter, convolved with a canonical HRF and noised
+3. a teacher LM trained on the grammar; its contextual states (word-type means removed, restricted to the
+   directions a bag of surrounding words predicts least), projected on its own agreement / topic directions and
+   mixed by random voxel maps, downsampled with a Lanczos filter, convolved with a canonical HRF and noised
    (independently for each repeated presentation) define a "syntactic" and a "semantic" ROI
    (:func:`icml26.slmbrain.world.simulate_fmri`).
 """

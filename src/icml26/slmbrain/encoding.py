@@ -2,7 +2,8 @@
 
 word features (N, p) --Lanczos--> TR features (n_TR, p) --FIR delays--> (n_TR, p * n_delays)
 --ridge, alpha cross-validated by story (himalaya)--> held-out story prediction --> Pearson r per voxel
---/ noise ceiling--> normalised r --> ROI means; FDR-corrected significance; paired bootstrap between models.
+--/ noise ceiling--> normalised r --> ROI means; FDR-corrected significance; the layer chosen by
+cross-validation on the training stories.
 
 Formulas (notes, reconstruction): ``w_v = argmin ||y_v - X w||^2 + alpha ||w||^2`` (Eq. R1),
 ``r_v = corr(X_test w_v, y_v)`` (Eq. R2), ``r_v / NC_v`` with ``NC_v = sqrt(rho_R)`` the largest correlation any
@@ -107,14 +108,6 @@ def r_pvalues(r: np.ndarray, n: int) -> np.ndarray:
     return stats.t.sf(t, n - 2)
 
 
-def paired_bootstrap(r_a: np.ndarray, r_b: np.ndarray, n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
-    """Mean ``r_a - r_b`` over voxels and its 95 % bootstrap interval (voxels resampled, paired)."""
-    d = np.asarray(r_a) - np.asarray(r_b)
-    rng = np.random.default_rng(seed)
-    boots = d[rng.integers(0, len(d), (n_boot, len(d)))].mean(1)
-    return float(d.mean()), float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))
-
-
 # ------------------------------------------------------------------------------------------------ ridge
 @dataclass
 class EncodingResult:
@@ -122,7 +115,8 @@ class EncodingResult:
     r_norm: np.ndarray  # (V,) r / NC (NaN where NC <= min_nc)
     nc: np.ndarray  # (V,) noise ceiling
     best_alphas: np.ndarray  # (V,)
-    cv_score: float  # mean cross-validated R^2 at each voxel's best alpha (layer selection uses this)
+    cv_score: float  # mean over voxels of himalaya's leave-stories-out CV score (negative MSE of z-scored
+    # responses) at each voxel's best alpha: higher is better; layer selection uses this, never the test story
     edge_fraction: float  # voxels whose alpha is at the grid's upper or lower edge
     significant: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # (V,) FDR q < .05
     prediction: np.ndarray | None = None
@@ -197,22 +191,33 @@ def encode(
     r = pearson_r(pred, y_mean)
     nc = noise_ceiling(test_Y) if test_Y.shape[0] > 1 else np.full(r.shape, np.nan)
     r_norm = np.where(nc > min_nc, r / np.where(nc > 0, nc, 1.0), np.nan)
-    cv = float(np.mean(np.max(np.asarray(model.cv_scores_), axis=0)))
+    cv = float(np.mean(np.asarray(model.cv_scores_)))  # (V,) scores at each voxel's best alpha
     sig = fdr_bh(r_pvalues(r, len(y_mean)))
     return EncodingResult(r, r_norm, nc, best, cv, edge, sig, pred)
 
 
+def roi_mean(values: np.ndarray, name: str = "ROI") -> float:
+    """Mean over the finite values of one ROI; NaN with a logged warning when none is finite (every voxel
+    masked or under the noise-ceiling threshold) -- never a silent 0, never a crash."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        logger.warning("%s: no voxel with a finite score (all NaN or under the noise-ceiling threshold): NaN", name)
+        return float("nan")
+    return float(v.mean())
+
+
 def roi_scores(res: EncodingResult, rois: dict[str, np.ndarray]) -> dict[str, float]:
     """Mean normalised r over the voxels of each ROI (voxels under the ceiling threshold are dropped)."""
-    return {name: float(np.nanmean(res.r_norm[idx])) for name, idx in rois.items()}
+    return {name: roi_mean(res.r_norm[idx], f"ROI {name!r}") for name, idx in rois.items()}
 
 
 def encode_layers(
-    layers_train: list[np.ndarray], train_Y, layers_test: np.ndarray, test_Y, **kw
-) -> tuple[int, list[EncodingResult]]:
-    """Encode every layer (``(L, n_TR, p)`` per story); returns the layer with the best CV score and all results."""
-    results = [
-        encode([x[layer] for x in layers_train], train_Y, layers_test[layer], test_Y, **kw)
-        for layer in range(layers_test.shape[0])
-    ]
-    return int(np.argmax([r.cv_score for r in results])), results
+    layers_train: list[np.ndarray], train_Y, layers_test: np.ndarray, test_Y, layers=None, **kw
+) -> tuple[int, dict[int, EncodingResult]]:
+    """Encode every layer (``(L, n_TR, p)`` per story); returns the layer with the best cross-validated score on
+    the *training* stories (never the test story's r) and all results, by layer. ``layers``: the layers to
+    try (default all)."""
+    layers = range(layers_test.shape[0]) if layers is None else layers
+    results = {i: encode([x[i] for x in layers_train], train_Y, layers_test[i], test_Y, **kw) for i in layers}
+    return max(results, key=lambda i: results[i].cv_score), results
