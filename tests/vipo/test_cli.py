@@ -67,6 +67,12 @@ def test_bad_inputs_named_by_the_issue(dataset, tmp_path, capsys):
     a = _arrays()
     a["rewards"][5] = np.nan
     _fails_cleanly([*base, str(_save(tmp_path / "c.npz", **a))], capsys, [out], "rewards holds NaN")
+    a = _arrays()
+    a["rewards"] = np.zeros((20, 2))
+    _fails_cleanly([*base, str(_save(tmp_path / "r.npz", **a))], capsys, [out], "rewards has shape (20, 2)")
+    a = _arrays()
+    a["observations"] = np.full((20, 3), "x")
+    _fails_cleanly([*base, str(_save(tmp_path / "s.npz", **a))], capsys, [out], "observations is not numeric")
     a = _arrays(act=np.full((20, 1), 3.0))
     _fails_cleanly([*base, str(_save(tmp_path / "d.npz", **a))], capsys, [out], "outside Pendulum-v1's action space")
     a = _arrays(act=np.zeros((20, 2)))

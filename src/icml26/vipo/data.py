@@ -391,6 +391,8 @@ def validate_dataset(data: dict, env_id: str | None = None, what: str = "dataset
         arr = np.asarray(data[k])
         if arr.dtype.kind not in "biuf":
             raise ValueError(f"{what}: {k} is not numeric (dtype {arr.dtype})")
+        if k in ("rewards", "terminals", "timeouts") and arr.size != n:
+            raise ValueError(f"{what}: {k} has shape {arr.shape}; expected one value per transition ({n},)")
         if k in ("terminals", "timeouts"):
             out[k] = arr.astype(bool).reshape(n)
             continue

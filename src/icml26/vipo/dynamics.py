@@ -232,7 +232,6 @@ class DynamicsConfig:
     value_warmup_epochs: int = 0  # epochs of value-only TD before L_value switches on (ours; 0 = paper)
     state_baseline: bool = False  # A uses r_hat + gamma Vbar(s_hat') - Vbar_theta(s): per-state baseline (ours)
     value_on_samples: bool = False  # V_theta's TD targets on sampled s_hat instead of the mean (ours; False = paper)
-    extra: dict = field(default_factory=dict)
 
 
 @dataclass
