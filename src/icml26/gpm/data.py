@@ -251,7 +251,8 @@ def responses_from_frame(frame) -> tuple[np.ndarray, list[str]]:
         bad = ~(np.isnan(values) | (values == 0) | (values == 1))
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise ValueError(f"DataFrame: row {i + 1}, column {columns[j]!r}: {float(values[i, j])!r} is not 0, 1 or NaN")
+            cell = float(values[i, j])
+            raise ValueError(f"DataFrame: row {i + 1}, column {columns[j]!r}: {cell!r} is not 0, 1 or NaN")
         x, names = values, columns
     return check_responses(x), names
 
