@@ -1,9 +1,16 @@
 """The benchmark core: generalised eigenproblem, E/F from H, and the measure checked on ground truth."""
 
 import numpy as np
+import pytest
 import scipy.linalg
 
-from icml26.qhflow2.energy import HamiltonianEvaluator, metrics, noise_response, solve_generalized
+from icml26.qhflow2.energy import (
+    HamiltonianEvaluator,
+    energy_forces_from_h,
+    metrics,
+    noise_response,
+    solve_generalized,
+)
 
 
 def test_solve_generalized_matches_scipy_and_regularises():
@@ -46,3 +53,12 @@ def test_energy_is_variational_and_second_order(water, water_sto3g):
     ratio_E = np.abs(res["dE"][1]).mean() / np.abs(res["dE"][0]).mean()
     ratio_F = res["dF"][1].mean() / res["dF"][0].mean()
     assert 40 < ratio_E < 250 and 4 < ratio_F < 25  # 10x sigma: ~100x energy error, ~10x force error
+
+
+def test_bad_hamiltonians_and_geometries_give_one_clear_error(water):
+    for H, why in [(np.zeros((5, 5)), "shape"), (np.zeros((0, 0)), "shape"), (np.full((7, 7), np.nan), "NaN")]:
+        with pytest.raises(ValueError, match=why):
+            energy_forces_from_h(water.Z, water.R, H, basis="sto-3g", xc="hf")
+    for Z, R in [(water.Z[:2], water.R), (water.Z, water.R[:, :2]), (water.Z, np.full_like(water.R, np.nan))]:
+        with pytest.raises(ValueError, match=r"need Z|NaN"):
+            energy_forces_from_h(Z, R, np.eye(7), basis="sto-3g", xc="hf")

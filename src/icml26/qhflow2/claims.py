@@ -2,7 +2,8 @@
 
 - ``energy-error-is-second-order-v1``: noise on a converged H -> E error slope ~2, F error slope ~1, dE >= 0;
 - ``equivariant-v1``: rotating the molecule rotates every predicted H block by its Wigner-D (float64);
-- ``so2-matches-tp-cheaper-v1``: the SO(2) model reaches the tensor-product baseline's H error, faster per step;
+- ``so2-matches-tp-cheaper-v2``: the SO(2) model reaches the tensor-product baseline's H error, fewer parameters,
+  faster per step;
 - ``hamiltonian-beats-mlip-on-energy-v1``: E from the predicted H vs the MLIP's direct E, same training frames.
 
 The paper's ``scaling`` claim is not implemented (out of time at laptop scale; see README).
@@ -56,6 +57,10 @@ def _slope(x, y) -> float:
         Interval("log-log slope of F error", above=0.7, below=1.3),
         Interval("min dE over draws [meV]", above=-1e-6),
     ],
+    by_construction="the variational principle, not a finding: the SCF energy functional is stationary and minimal at "
+    "the converged density, so dE >= 0 and dE = O(sigma^2) are theorems, and F = O(sigma) follows from the missing "
+    "orbital-response term; what it checks is that the benchmark pipeline (energy.HamiltonianEvaluator, the code "
+    "that scores every model) realises them, and how large the constants are",
 )
 def energy_error_is_second_order(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     cfg = PRESETS[scale.value]
@@ -167,14 +172,19 @@ def _rand_rot(gen: torch.Generator) -> torch.Tensor:
 
 
 @claim(
-    "qhflow2/so2-matches-tp-cheaper-v1",
-    statement="Trained with the same data, steps and width, the SO(2) model's test H MAE is within 1.25x of the "
-    "e3nn tensor-product (QHNet-style) baseline's, while one training step at l_max = 4 costs < 0.7x the baseline's "
-    "time (median of interleaved paired ratios; ratios at every l_max, and parameter counts, reported)",
+    "qhflow2/so2-matches-tp-cheaper-v2",
+    statement="Trained with the same data, steps, width and l_max, the SO(2) model's test H MAE is within 1.25x of "
+    "the e3nn tensor-product (QHNet-style) baseline's, with < 0.7x its parameters at l_max = 4, while one training "
+    "step at l_max = 4 costs < 0.7x the baseline's time (median of interleaved paired ratios; every l_max reported)",
     paper="abstract: 40 % lower Hamiltonian error than the previous best model with fewer parameters; eSCN: "
     "O(L^6) -> O(L^3)",
-    control="the SO(2) convolutions replaced by the full tensor-product model: step-time ratio ~1, the claim must fail",
-    judge=[Interval("H MAE SO(2) / TP", below=1.25), Interval("step time SO(2) / TP, l_max 4", below=0.7)],
+    control="the SO(2) convolutions replaced by the full tensor-product model: parameter ratio exactly 1 and "
+    "step-time ratio ~1, so the claim must fail (on the parameter count whatever the timing noise)",
+    judge=[
+        Interval("H MAE SO(2) / TP", below=1.25),
+        Interval("params SO(2) / TP, l_max 4", below=0.7),
+        Interval("step time SO(2) / TP, l_max 4", below=0.7),
+    ],
 )
 def so2_matches_tp_cheaper(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     cfg = PRESETS[scale.value]
@@ -211,7 +221,8 @@ def so2_matches_tp_cheaper(scale: Scale, seed: int, control: bool = False) -> Cl
         baselines[f"step time TP, l_max {L} [ms]"] = 1e3 * times[L][1]
     measured["H MAE SO(2) [uHa]"] = mae[ours]
     r_mae, r_t = measured["H MAE SO(2) / TP"], measured["step time SO(2) / TP, l_max 4"]
-    holds = r_mae < 1.25 and r_t < 0.7
+    r_p = measured["params SO(2) / TP, l_max 4"]
+    holds = r_mae < 1.25 and r_p < 0.7 and r_t < 0.7
     fig, ax = _figure()
     Ls = list(times)
     ax.semilogy(Ls, [1e3 * times[L][0] for L in Ls], "o-", label="SO(2)" if not control else "TP (control)")
@@ -224,7 +235,7 @@ def so2_matches_tp_cheaper(scale: Scale, seed: int, control: bool = False) -> Cl
         measured=measured,
         baselines=baselines,
         paper={"H error vs previous best": "-40 % with fewer parameters (abstract)"},
-        reason="" if holds else f"H MAE ratio {r_mae:.2f}, step-time ratio at l_max 4 {r_t:.2f}",
+        reason="" if holds else f"H MAE ratio {r_mae:.2f}, params ratio {r_p:.2f}, step ratio {r_t:.2f} at l_max 4",
         figures={"step-time-vs-lmax": fig},
     )
 

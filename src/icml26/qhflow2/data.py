@@ -191,6 +191,11 @@ def make_mol(Z, R, basis: str):
 
     from pyscf import gto
 
+    Z, R = np.asarray(Z), np.asarray(R, dtype=np.float64)
+    if Z.ndim != 1 or R.shape != (len(Z), 3) or len(Z) == 0:
+        raise ValueError(f"need Z (n,) and R (n, 3) with n >= 1; got Z {Z.shape} and R {R.shape}")
+    if not np.isfinite(R).all():
+        raise ValueError("positions R contain NaN or inf")
     atom = [(SYMBOLS[int(z)], tuple(map(float, r))) for z, r in zip(Z, R, strict=True)]
     try:
         with warnings.catch_warnings():

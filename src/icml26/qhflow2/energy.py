@@ -64,7 +64,12 @@ class HamiltonianEvaluator:
 
     def __call__(self, H: np.ndarray, forces: bool = True) -> EnergyForces:
         t0 = time.perf_counter()
-        eps, C = solve_generalized(np.asarray(H, np.float64), self.S)
+        H = np.asarray(H, np.float64)
+        if H.shape != self.S.shape:
+            raise ValueError(f"H has shape {H.shape}, the basis of this molecule needs {self.S.shape}")
+        if not np.isfinite(H).all():
+            raise ValueError("H contains NaN or inf")
+        eps, C = solve_generalized(H, self.S)
         occ = np.zeros(len(eps))
         occ[: self.n_occ] = 2.0
         D = (C[:, : self.n_occ] * 2.0) @ C[:, : self.n_occ].T
