@@ -31,6 +31,10 @@ class Config:
     timing_lmax: tuple[int, ...] = (2, 4)
     timing_batch: int = 4
     timing_repeats: int = 5
+    # scaling: the SO(2) model at two widths x two training-set sizes (the first frames of the train split),
+    # `steps` each; test H / E / F MAE on the test split
+    scaling_channels: tuple[int, ...] = (8, 16)
+    scaling_frames: tuple[int, ...] = (25, 100)
 
 
 PRESETS = {
@@ -47,6 +51,8 @@ PRESETS = {
         timing_lmax=(2, 4),
         timing_batch=2,
         timing_repeats=7,
+        scaling_channels=(4, 8),
+        scaling_frames=(4, 16),
     ),
     "small": Config(),
     # the paper's setting (GPU): MD17-like ethanol at PBE/def2-SVP, l_max = m_max = 4, 128 channels (5 layers in the
@@ -67,5 +73,7 @@ PRESETS = {
         lmax=4,
         layers=5,
         timing_lmax=(2, 4, 6),
+        scaling_channels=(64, 128),
+        scaling_frames=(250, 1000),
     ),
 }
