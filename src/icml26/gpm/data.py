@@ -183,13 +183,17 @@ def _long_to_wide(rows: list[list[str]], header: list[str], path) -> tuple[np.nd
     lower = [h.lower() for h in header]
     user_col, item_col, resp_col = (next(lower.index(n) for n in names if n in lower) for names in _LONG_COLUMNS)
     table = np.array(rows, dtype=object)
-    users, user_idx = np.unique(table[:, user_col].astype(str), return_inverse=True)
-    items, item_idx = np.unique(table[:, item_col].astype(str), return_inverse=True)
-    # np.unique sorts; keep the file's order of first appearance instead
-    user_order = np.argsort(np.unique(user_idx, return_index=True)[1])
-    item_order = np.argsort(np.unique(item_idx, return_index=True)[1])
-    user_rank, item_rank = np.argsort(user_order), np.argsort(item_order)
-    r, c = user_rank[user_idx], item_rank[item_idx]
+
+    def first_appearance(column: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Names in order of first appearance, their sorted -> appearance order, each row's appearance rank."""
+        names, first, inverse = np.unique(column.astype(str), return_index=True, return_inverse=True)
+        order = np.argsort(first)  # sorted position of the k-th name to appear
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        return names, order, rank[inverse]
+
+    users, user_order, r = first_appearance(table[:, user_col])
+    items, item_order, c = first_appearance(table[:, item_col])
     flat = r * len(items) + c
     dup_flat, counts = np.unique(flat, return_counts=True)
     if (counts > 1).any():

@@ -6,13 +6,13 @@ import argparse
 import json
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, positive_float, positive_int
+from icml26._util.cli import ArgumentParser, bounded_int, positive_float, positive_int, seed_int
 from icml26._util.io import atomic_output, check_output_path
 from icml26.nanoassembly.data import MAX_SIDE
 
 #: training episodes cost about 1.5 ms each on one core: 100,000 is a few minutes
 MAX_EPISODES = 100_000
-SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+SEED = seed_int  # the shared 32-bit seed type
 PRESETS = ["calibrated", "tip-changes", "tip-changes-unseen"]
 
 

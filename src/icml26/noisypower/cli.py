@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, positive_int
+from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, positive_int, seed_int
 from icml26._util.io import atomic_output, check_output_path, save_npy
 
 logger = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 #: nodes * dim^2 float64 entries of local matrices (and as many for the random split): about 2 GB in all
 MAX_LOCAL_ENTRIES = 60_000_000
-SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+SEED = seed_int  # the shared 32-bit seed type
 MAX_ITER = bounded_int(1, 1_000_000, what="iterations")
 
 

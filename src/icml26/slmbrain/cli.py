@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, positive_float
+from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, positive_float, seed_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy, save_npz
 
-SEED = bounded_int(0, 2**32 - 1, what="seed")
+SEED = seed_int  # the shared 32-bit seed type
 
 
 def _ints(text: str) -> list[int]:

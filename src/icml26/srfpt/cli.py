@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_float
+from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_float, seed_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path
 from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
 from icml26.srfpt.data import PROBLEMS, get_problem, load_csv, sample
@@ -26,7 +26,7 @@ def _constants(text: str) -> tuple[float, ...]:
         raise ValueError(f"--constants must be comma-separated numbers; got {text!r}") from None
 
 
-SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+SEED = seed_int  # the shared 32-bit seed type
 
 
 def _emit_json(payload, path: str | None) -> bool:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, positive_float
+from icml26._util.cli import ArgumentParser, bounded_int, positive_float, seed_int
 from icml26._util.io import check_output_path, save_npy, save_npz
 
 from .diagnostics import imq_ksd, mode_balance, relative_fisher, variance_bias
 from .samplers import SAMPLERS, run_sampler
 from .targets import make_target
 
-SEED = bounded_int(0, 2**32 - 1, what="a 32-bit seed")
+SEED = seed_int  # the shared 32-bit seed type
 #: total queries over all chains; a vectorised query costs ~0.1-1 us, so 1e10 is minutes to an hour
 MAX_QUERIES = 1e10
 #: Langevin steps the budget may buy (each step is a few vectorised array operations)
