@@ -262,6 +262,7 @@ class Claim:
     control: str = ""
     judge: tuple[Interval, ...] = ()
     by_construction: str = ""
+    gpu: bool = False  # needs a CUDA device at paper scale (a distributed runner reserves one)
 
     @property
     def system(self) -> str:
@@ -303,6 +304,7 @@ def claim(
     control: str,
     judge: Interval | Sequence[Interval] = (),
     by_construction: str = "",
+    gpu: bool = False,
 ) -> Callable[[Callable[..., ClaimResult]], Claim]:
     """Declare a claim.
 
@@ -322,6 +324,9 @@ def claim(
     by_construction : str, optional
         Set when a review found the claim holds by how its data or baseline was built (whatever its control
         says); the reports label it "holds by construction" with this reason until its next version lands.
+    gpu : bool, optional
+        The claim needs a CUDA device at ``paper`` scale; ``icml26 reproduce --ray-address`` then asks Ray
+        for one GPU per seed (at other scales, and without the flag, the claim decides for itself).
     """
     if not CLAIM_ID.match(id):
         raise ValueError(f"claim id {id!r} must look like 'system/short-name-v1'")
@@ -345,6 +350,7 @@ def claim(
             control=control.strip(),
             judge=judged,
             by_construction=by_construction.strip(),
+            gpu=bool(gpu),
         )
 
     return decorate
@@ -488,86 +494,138 @@ def judged_verdict(judge: Sequence[Interval], results: Sequence[ClaimResult]) ->
     return ("holds" if all(s["holds"] for s in stats) else "fails"), stats
 
 
-def _save_figures(figures: dict[str, Any], claim_obj: Claim, figure_dir: Path | None) -> list[str]:
+@dataclass
+class SeedRun:
+    """One claim on one seed, as it ran: the result (or the crash), its wall time and its rendered figures.
+
+    The unit a parallel runner ships between processes: :meth:`to_dict` is JSON (figures as base64 PNG),
+    so a run can be streamed to a journal and resumed from it.
+    """
+
+    claim_id: str
+    scale: str
+    seed: int
+    control: bool
+    result: ClaimResult | None = None  # None when the claim crashed
+    error: str = ""  # the traceback of a crash
+    wall_time_s: float = 0.0
+    figures_png: dict[str, bytes] = field(default_factory=dict)  # name -> PNG, rendered only when asked
+
+    @property
+    def verdict(self) -> str:
+        return "error" if self.result is None else self.result.verdict
+
+    def save_figures(self, figure_dir: Path) -> list[str]:
+        """Write the rendered figures as ``<claim name>-<figure name>.png``; the file names written."""
+        if not self.figures_png:
+            return []
+        figure_dir.mkdir(parents=True, exist_ok=True)
+        name = self.claim_id.split("/", 1)[1]
+        saved = []
+        for fig_name, png in self.figures_png.items():
+            filename = f"{name}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', fig_name)}.png"
+            (figure_dir / filename).write_bytes(png)
+            saved.append(filename)
+        return saved
+
+    def to_dict(self) -> dict[str, Any]:
+        import base64
+
+        return {
+            "claim_id": self.claim_id,
+            "scale": self.scale,
+            "seed": self.seed,
+            "control": self.control,
+            "result": None if self.result is None else asdict(self.result),
+            "error": self.error,
+            "wall_time_s": self.wall_time_s,
+            "figures_png": {k: base64.b64encode(v).decode("ascii") for k, v in self.figures_png.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeedRun:
+        import base64
+
+        result = data.get("result")
+        return cls(
+            claim_id=data["claim_id"],
+            scale=data["scale"],
+            seed=int(data["seed"]),
+            control=bool(data["control"]),
+            result=None if result is None else ClaimResult(**result),
+            error=data.get("error", ""),
+            wall_time_s=float(data.get("wall_time_s", 0.0)),
+            figures_png={k: base64.b64decode(v) for k, v in data.get("figures_png", {}).items()},
+        )
+
+
+def _render_figures(figures: dict[str, Any], render: bool) -> dict[str, bytes]:
+    """PNG bytes of each figure when ``render``; every figure is closed either way."""
     if not figures:
-        return []
+        return {}
+    import io
+
     import matplotlib.pyplot as plt
 
-    saved = []
+    rendered = {}
     try:
-        if figure_dir is not None:
-            figure_dir.mkdir(parents=True, exist_ok=True)
+        if render:
             for name, fig in figures.items():
-                filename = f"{claim_obj.name}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
-                fig.savefig(figure_dir / filename, dpi=110, bbox_inches="tight")
-                saved.append(filename)
+                buffer = io.BytesIO()
+                fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+                rendered[name] = buffer.getvalue()
     finally:
         for fig in figures.values():
             plt.close(fig)
-    return saved
+    return rendered
 
 
-def run_claim(
-    claim_obj: Claim,
-    scale: Scale | str = Scale.SMOKE,
-    seeds: int | Iterable[int] | None = None,
-    figure_dir: Path | None = None,
-    on_seed: Callable[[Claim, int, int, int, bool], None] | None = None,
-    *,
-    control: bool = False,
-    with_control: bool = False,
-) -> ClaimSummary:
-    """Run one claim on several seeds and aggregate.
+def run_seed(
+    claim_obj: Claim, scale: Scale | str, seed: int, *, control: bool = False, render_figures: bool = False
+) -> SeedRun:
+    """Run one claim on one seed; a crash is caught and kept as the run's ``error``, never raised.
 
-    Parameters
-    ----------
-    claim_obj : Claim
-    scale : Scale or str
-    seeds : int or iterable of int, optional
-        A count (seeds ``0 .. n-1``) or explicit seeds; default :meth:`Claim.default_seeds`.
-    figure_dir : Path, optional
-        Where the first seed's figures are saved as PNG; figures are discarded when omitted.
-    on_seed : callable, optional
-        ``on_seed(claim, seed, i, n, control)`` is called before the ``i``-th of ``n`` seeds starts (progress).
-    control : bool
-        Run the claim's negative control instead of the claim (no figures are saved).
-    with_control : bool
-        Run the claim, then its control on the same seeds, and attach the control's summary as ``.control``.
+    ``render_figures`` keeps the claim's figures as PNG bytes (the runner asks for the first seed's only).
     """
     scale = Scale.parse(scale)
-    if seeds is None:
-        seeds = claim_obj.default_seeds(scale)
-    seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
-    if not seed_list:
-        raise ValueError("at least one seed is needed")
+    run = SeedRun(claim_obj.id, scale.value, int(seed), control)
+    start = time.perf_counter()
+    try:
+        result = claim_obj(scale, seed, control=control)
+    except Exception:  # a crashing claim is reported, never lost
+        run.wall_time_s = time.perf_counter() - start
+        run.error = traceback.format_exc()
+        logger.error("claim %s%s crashed on seed %d:\n%s", claim_obj.id, " (control)" * control, seed, run.error)
+        return run
+    run.wall_time_s = result.wall_time_s = time.perf_counter() - start
+    result.seed = int(seed)
+    result.versions = library_versions()
+    run.figures_png = _render_figures(result.figures, render_figures and not control)
+    result.figures = {}
+    run.result = result
+    logger.info("%s seed %d: %s (%.1f s)", claim_obj.id, seed, result.verdict, result.wall_time_s)
+    return run
 
-    results: list[ClaimResult] = []
-    verdicts: list[str] = []
-    error = ""
-    figures: list[str] = []
-    total = 0.0
-    for i, seed in enumerate(seed_list):
-        if on_seed is not None:
-            on_seed(claim_obj, seed, i, len(seed_list), control)
-        start = time.perf_counter()
-        try:
-            result = claim_obj(scale, seed, control=control)
-        except Exception:  # a crashing claim is reported, never lost
-            total += time.perf_counter() - start
-            error = traceback.format_exc()
-            verdicts.append("error")
-            logger.error("claim %s%s crashed on seed %d:\n%s", claim_obj.id, " (control)" * control, seed, error)
-            break
-        result.wall_time_s = time.perf_counter() - start
-        total += result.wall_time_s
-        result.seed = seed
-        result.versions = library_versions()
-        figs = _save_figures(result.figures, claim_obj, figure_dir if i == 0 and not control else None)
-        figures = figures or figs
-        result.figures = {}
-        results.append(result)
-        verdicts.append(result.verdict)
-        logger.info("%s seed %d: %s (%.1f s)", claim_obj.id, seed, result.verdict, result.wall_time_s)
+
+def summarize_claim(
+    claim_obj: Claim, scale: Scale | str, runs: Sequence[SeedRun], figures: Sequence[str] = ()
+) -> ClaimSummary:
+    """Aggregate the runs of one claim (in seed order) into its summary; the runs after a crash are dropped.
+
+    ``figures`` names the PNG files already saved for this claim. Every run must be of ``claim_obj``, at
+    ``scale``, and all claims or all controls.
+    """
+    scale = Scale.parse(scale)
+    if not runs:
+        raise ValueError("no seed was run")
+    control = runs[0].control
+    if any(r.claim_id != claim_obj.id or r.scale != scale.value or r.control != control for r in runs):
+        raise ValueError(f"runs of another claim, scale or control were given to summarize {claim_obj.id}")
+    crash = next((i for i, r in enumerate(runs) if r.result is None), None)
+    kept = list(runs) if crash is None else list(runs[: crash + 1])  # a sequential run stops at its first crash
+    results = [r.result for r in kept if r.result is not None]
+    verdicts = [r.verdict for r in kept]
+    error = "" if crash is None else runs[crash].error
 
     verdict = aggregate_verdict(verdicts)
     judged: list[dict[str, Any]] = []
@@ -586,12 +644,12 @@ def run_claim(
                 f"95% interval of {s['key']} [{s['low']:.3g}, {s['high']:.3g}] does not meet {s['rule']}" for s in bad
             ),
         )
-    summary = ClaimSummary(
+    return ClaimSummary(
         id=claim_obj.id,
         statement=claim_obj.statement,
         paper_ref=claim_obj.paper,
         scale=scale.value,
-        seeds=seed_list[: len(verdicts)],
+        seeds=[r.seed for r in kept],
         verdict=verdict,
         seed_verdicts=verdicts,
         measured_mean=measured_mean,
@@ -601,9 +659,9 @@ def run_claim(
         paper=results[0].paper if results else {},
         reason=" | ".join(reasons),
         error=error,
-        wall_time_s=total,
+        wall_time_s=sum(r.wall_time_s for r in kept),
         versions=results[-1].versions if results else library_versions(),
-        figures=figures,
+        figures=list(figures),
         elsewhere=results[0].elsewhere if results else {},
         per_seed=[
             {"seed": r.seed, "verdict": r.verdict, "measured": r.measured, "baselines": r.baselines, "reason": r.reason}
@@ -614,8 +672,61 @@ def run_claim(
         by_construction=claim_obj.by_construction,
         is_control=control,
     )
+
+
+def seed_list(claim_obj: Claim, scale: Scale | str, seeds: int | Iterable[int] | None) -> list[int]:
+    """The seeds a run uses: a count (``0 .. n-1``), explicit seeds, or the claim's default count."""
+    if seeds is None:
+        seeds = claim_obj.default_seeds(scale)
+    chosen = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
+    if not chosen:
+        raise ValueError("at least one seed is needed")
+    return chosen
+
+
+def run_claim(
+    claim_obj: Claim,
+    scale: Scale | str = Scale.SMOKE,
+    seeds: int | Iterable[int] | None = None,
+    figure_dir: Path | None = None,
+    on_seed: Callable[[Claim, int, int, int, bool], None] | None = None,
+    *,
+    control: bool = False,
+    with_control: bool = False,
+) -> ClaimSummary:
+    """Run one claim on several seeds, one after another, and aggregate (stops at the first crash).
+
+    Parameters
+    ----------
+    claim_obj : Claim
+    scale : Scale or str
+    seeds : int or iterable of int, optional
+        A count (seeds ``0 .. n-1``) or explicit seeds; default :meth:`Claim.default_seeds`.
+    figure_dir : Path, optional
+        Where the first seed's figures are saved as PNG; figures are discarded when omitted.
+    on_seed : callable, optional
+        ``on_seed(claim, seed, i, n, control)`` is called before the ``i``-th of ``n`` seeds starts (progress).
+    control : bool
+        Run the claim's negative control instead of the claim (no figures are saved).
+    with_control : bool
+        Run the claim, then its control on the same seeds, and attach the control's summary as ``.control``.
+    """
+    scale = Scale.parse(scale)
+    chosen = seed_list(claim_obj, scale, seeds)
+    runs: list[SeedRun] = []
+    figures: list[str] = []
+    for i, seed in enumerate(chosen):
+        if on_seed is not None:
+            on_seed(claim_obj, seed, i, len(chosen), control)
+        run = run_seed(claim_obj, scale, seed, control=control, render_figures=i == 0 and figure_dir is not None)
+        if figure_dir is not None:
+            figures = figures or run.save_figures(figure_dir)
+        runs.append(run)
+        if run.result is None:
+            break
+    summary = summarize_claim(claim_obj, scale, runs, figures)
     if with_control and not control:
-        summary.control = run_claim(claim_obj, scale, seed_list, None, on_seed, control=True)
+        summary.control = run_claim(claim_obj, scale, chosen, None, on_seed, control=True)
     return summary
 
 

@@ -5,8 +5,8 @@
     icml26 list [--markdown]                 the 19 systems, their status and claims holding
     icml26 info ID                           paper, summary, entry points, claims
     icml26 reproduce ID|--all [--scale smoke|small|paper] [--seeds N] [--out DIR] [--json FILE] [--controls]
-                                             re-run the paper's claims (and their negative controls);
-                                             write reports/<id>/ and reports/index.html
+                     [--ray-address ADDR]    re-run the paper's claims (and their negative controls), here or
+                                             on a Ray cluster; write reports/<id>/ and reports/index.html
     icml26 ID VERB ...                       the system's own commands (imports only that system)
 
 Exit status: 0 on success (``reproduce``: every claim ran, whatever its verdict), 1 when a claim or a control crashed,
@@ -127,12 +127,14 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
         raise UsageError(str(exc)) from None
     if args.seeds is not None and args.seeds < 1:
         raise UsageError(f"--seeds must be at least 1; got {args.seeds}")
+    if args.ray_address is not None and not args.ray_address.strip():
+        raise UsageError("--ray-address needs an address: auto, local, or ray://HOST:PORT")
     specs = [s for s in systems.values() if s.implemented] if args.all else [_spec(systems, args.id)]
     out = Path(args.out)
     controls = args.controls or args.update_readme  # a README table always shows each claim's control
 
-    crashed = False
-    everything = []
+    # 1. what to run, checked before anything runs (claims may take hours)
+    jobs = []  # (spec, claims to run, every claim of the system, the earlier report when --claim)
     for spec in specs:
         all_claims = list(_import_entry(spec, spec.claims_entry))
         claims = all_claims
@@ -140,26 +142,44 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
             claims = [c for c in claims if args.claim in c.id]
             if not claims:
                 raise UsageError(f"no claim of {spec.id!r} matches {args.claim!r}")
-        print(f"{spec.id}: {len(claims)} claim(s) at scale {scale.value}", flush=True)
-
-        def show(s):
-            spread = f" ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s)"
-            control = f"; control {s.control.verdict}" if s.control is not None else ""
-            print(f"  {s.verdict + control:<27} {s.id}{spread}", flush=True)
-
         earlier = (load_system_report(out, spec.id) or []) if args.claim else []
-        if args.claim and args.update_readme:  # checked before running: claims may take minutes
+        if args.claim and args.update_readme:
             rerun = {c.id for c in claims}
             kept = _merge_with_earlier(earlier, [], all_claims, scale, refresh=False)
             _check_readme_matches(spec, kept, rerun, all_claims, out)
+        jobs.append((spec, claims, all_claims, earlier))
 
-        def starting(c, seed, i, n, control):  # progress on stderr: small-scale claims take minutes
-            what = "control of" if control else "running"
-            print(f"  {what:<13} {c.id} (seed {seed}, {i + 1}/{n})", file=sys.stderr, flush=True)
+    # 2. on a Ray cluster, every (claim, seed, control) run at once, streamed to a journal
+    ray_runs = _run_on_ray(args, jobs, scale, out, controls) if args.ray_address else None
 
-        summaries = run_claims(
-            claims, scale, args.seeds, figure_dir=out / spec.id, on_result=show, on_seed=starting, with_control=controls
-        )
+    # 3. per system: run (or gather from Ray), report, README
+    def show(s):
+        spread = f" ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s)"
+        control = f"; control {s.control.verdict}" if s.control is not None else ""
+        print(f"  {s.verdict + control:<27} {s.id}{spread}", flush=True)
+
+    def starting(c, seed, i, n, control):  # progress on stderr: small-scale claims take minutes
+        what = "control of" if control else "running"
+        print(f"  {what:<13} {c.id} (seed {seed}, {i + 1}/{n})", file=sys.stderr, flush=True)
+
+    crashed = False
+    everything = []
+    for spec, claims, all_claims, earlier in jobs:
+        print(f"{spec.id}: {len(claims)} claim(s) at scale {scale.value}", flush=True)
+        if ray_runs is None:
+            summaries = run_claims(
+                claims,
+                scale,
+                args.seeds,
+                figure_dir=out / spec.id,
+                on_result=show,
+                on_seed=starting,
+                with_control=controls,
+            )
+        else:
+            summaries = [_summary_from_runs(c, scale, args.seeds, ray_runs, out / spec.id, controls) for c in claims]
+            for s in summaries:
+                show(s)
         crashed |= any(s.verdict == "error" or s.control_verdict == "error" for s in summaries)
         everything += summaries
         if args.claim:  # a partial run updates the earlier report of the same scale instead of replacing it
@@ -172,6 +192,53 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
     if args.json:
         Path(args.json).write_text(json.dumps([s.to_dict() for s in everything], indent=2) + "\n")
     return EXIT_CRASH if crashed else EXIT_OK
+
+
+def _run_on_ray(args: argparse.Namespace, jobs, scale, out: Path, controls: bool):
+    """Every run of every job as a Ray task (see :mod:`icml26.distributed`); the runs by key."""
+    from icml26 import distributed
+    from icml26.claims import seed_list
+
+    tasks = []
+    for spec, claims, _, _ in jobs:
+        tasks += distributed.plan(
+            claims, spec.claims_entry, scale.value, lambda c: seed_list(c, scale, args.seeds), controls=controls
+        )
+    journal = out / distributed.JOURNAL_NAME
+    done = len(distributed.Journal(journal).load().keys() & {t.key for t in tasks})
+    print(f"ray: {len(tasks)} runs, {done} already in {journal}", flush=True)
+
+    def arrived(task, run):
+        what = "control" if task.control else "claim"
+        print(
+            f"  done {run.verdict:<12} {task.claim_id} ({what}, seed {task.seed}, {run.wall_time_s:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    try:
+        return distributed.run_on_ray(tasks, args.ray_address, journal, on_done=arrived)
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    except ConnectionError as exc:
+        raise UsageError(f"cannot reach the Ray cluster at {args.ray_address!r}: {_one_line(exc)}") from None
+
+
+def _summary_from_runs(claim_obj, scale, seeds, runs, figure_dir: Path, controls: bool):
+    """A claim's summary (with its control's) from the runs a cluster did, as the sequential runner builds it."""
+    from icml26.claims import seed_list, summarize_claim
+    from icml26.distributed import SeedTask
+
+    def summary(control: bool):
+        keys = [SeedTask("", claim_obj.id, scale.value, s, control).key for s in seed_list(claim_obj, scale, seeds)]
+        chosen = [runs[k] for k in keys]
+        figures = [] if control else chosen[0].save_figures(figure_dir)
+        return summarize_claim(claim_obj, scale, chosen, figures)
+
+    result = summary(False)
+    if controls:
+        result.control = summary(True)
+    return result
 
 
 def _merge_with_earlier(earlier, fresh, all_claims, scale, *, refresh: bool = True):
@@ -277,6 +344,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--update-readme",
         action="store_true",
         help="rewrite the claims table in the system README (implies --controls)",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="run every (claim, seed) as a task on this Ray cluster (auto, local, ray://HOST:PORT); "
+        "a rerun with the same --out resumes from OUT/ray-journal.jsonl",
     )
     return parser
 
