@@ -2,7 +2,8 @@
 
 For bank sizes 500 / 5,000 / 20,000 (2PL, a ~ LogN(0, 0.3), b ~ N(0, 1)) and examinees theta ~ N(0, 1), run
 full 20-item adaptive tests with
-  - ours: MFI and GPM (untrained policy; a forward pass costs the same whatever the weights) selection,
+  - ours: MFI and GPM (an untrained MFI-initialised policy, hidden 256, with the paper's 10-step inner path; a
+    forward pass costs the same whatever the weights) selection,
     batched MAP re-estimation after every answer, all 1,000 examinees at once;
   - catsim 0.21: MaxInfoSelector + NumericalSearchEstimator, one examinee at a time (pure Python), on a
     subset of the same examinees (it is slow); times are per examinee;
@@ -66,7 +67,7 @@ def main() -> None:
         theta = rng.normal(size=args.examinees)
         x = bank.sample(theta, rng)
         pool = np.ones_like(x, dtype=bool)
-        gpm = GPMSelector(bank, epochs=0, test_length=args.length).fit(x[:2])
+        gpm = GPMSelector(bank, epochs=0, init="mfi", test_length=args.length).fit(x[:2])
         row = {"bank_size": J, "examinees": args.examinees, "catsim_examinees": n_cat}
         # interleave: ours, catsim, ours again (best of the two runs of ours)
         for rep in range(2):

@@ -115,7 +115,7 @@ def test_policy_round_trips_weights_only_and_foreign_files_are_named(bank, tmp_p
     )
     assert code == 0
     blob = torch.load(policy, weights_only=True)
-    assert blob["version"] == 2 and isinstance(blob["bank"]["a"], torch.Tensor)
+    assert blob["version"] == 3 and isinstance(blob["bank"]["a"], torch.Tensor)
     code, out, _ = _run(
         capsys,
         "session",

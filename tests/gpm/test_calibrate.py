@@ -63,3 +63,21 @@ def test_bad_calibration_input():
         calibrate(np.array([[0, 1, 3], [1, 0, 1]]))
     with pytest.raises(ValueError, match="model"):
         calibrate(np.array([[0.0, 1.0], [1.0, 0.0]]), "4pl")
+
+
+def test_calibration_agrees_with_girth_on_the_swedish_sat():
+    """Cross-check against the field's library: girth's 2PL marginal maximum likelihood on real SAT answers."""
+    girth = pytest.importorskip("girth")
+    from icml26.gpm.data import load_swedish_sat
+
+    try:
+        x = load_swedish_sat("quant").responses[:1500, :20]
+    except OSError as exc:
+        pytest.skip(str(exc))
+    x = x[~np.isnan(x).any(axis=1)]  # girth's MML takes complete responses
+    ours, kept = calibrate(x, "2pl")
+    ref = girth.twopl_mml(x.T.astype(int))  # items x examinees
+    assert kept.size == 20
+    assert np.corrcoef(ours.b, ref["Difficulty"])[0, 1] > 0.99
+    assert np.corrcoef(ours.a[:, 0], ref["Discrimination"])[0, 1] > 0.95
+    assert np.mean(np.abs(ours.b - ref["Difficulty"])) < 0.1

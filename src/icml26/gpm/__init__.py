@@ -8,8 +8,8 @@ gradients to train an explicit selection policy from response data.
 
 This package is a complete IRT / CAT toolkit around it: 1PL / 2PL / 3PL / MIRT-2PL banks, MLE / MAP / EAP
 ability estimation, marginal-likelihood calibration with missing responses, selectors (random, MFI, KLI,
-BECAT, a BOBCAT-style policy, GPM) behind one interface, the BOBCAT evaluation protocol, and a real-time
-:class:`AdaptiveTest` session.
+BECAT, a BOBCAT-style policy, GPM and its end-point ablation) behind one interface, the BOBCAT evaluation
+protocol with items-needed curves and bootstrap intervals, and a real-time :class:`AdaptiveTest` session.
 
 Reference: "Efficient Adaptive Testing via Gradient Path Matching Subset Selection for AI Education",
 ICML 2026 (poster 63356); predecessors BECAT (Zhuang et al., NeurIPS 2023) and BOBCAT (Ghosh & Lan, IJCAI 2021).

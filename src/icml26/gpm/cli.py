@@ -23,7 +23,7 @@ def _selector(name, bank, args, train_x):
     from icml26.gpm.experiment import make_selector
     from icml26.gpm.policy import GPMSelector
 
-    if name in ("gpm", "bobcat"):
+    if name in ("gpm", "bobcat", "gpm-endpoint"):
         if getattr(args, "policy", None):
             sel = GPMSelector.load(args.policy)
             if sel.bank.n_items != bank.n_items:
@@ -62,11 +62,14 @@ def cmd_train(args) -> int:
     x = align_responses(x, names, bank_names, args.responses)  # columns matched to bank rows by item name
     if args.length > bank.n_items:
         raise ValueError(f"--length {args.length} but the bank holds {bank.n_items} items")
-    sel = GPMSelector(bank, objective=args.objective, match=args.match, test_length=args.length, epochs=args.epochs,
-                      seed=args.seed)  # fmt: skip
+    sel = GPMSelector(bank, objective=args.objective, match=args.match, inner=args.inner, init=args.init,
+                      test_length=args.length, epochs=args.epochs, seed=args.seed)  # fmt: skip
     sel.fit(x)
     sel.save(args.out)
-    print(f"trained {sel.name} policy ({args.epochs} epochs, final loss {sel.history_[-1]:.4f}) -> {args.out}")
+    print(
+        f"trained {sel.name} policy ({sel.n_updates_} updates in {len(sel.history_)} epochs, best epoch "
+        f"{sel.best_epoch_}, final training loss {sel.history_[-1]:.4f}) -> {args.out}"
+    )
     return 0
 
 
@@ -98,7 +101,7 @@ def cmd_simulate(args) -> int:
         theta = rng.normal(size=args.examinees)
         x = bank.sample(theta, rng)
     names = [s.strip() for s in args.selector.split(",") if s.strip()]
-    known = ("random", "mfi", "kli", "becat", "bobcat", "gpm")
+    known = ("random", "mfi", "kli", "becat", "bobcat", "gpm-endpoint", "gpm")
     unknown = [n for n in names if n not in known]
     if unknown or not names:
         raise ValueError(
@@ -182,10 +185,32 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a GPM (or BOBCAT-style) selection policy")
     p.add_argument("--bank", required=True, help="bank CSV (from 'calibrate')")
     p.add_argument("--responses", required=True, help="training responses CSV; columns matched to items by name")
-    p.add_argument("--objective", default="path", choices=["path", "heldout"], help="path = GPM, heldout = BOBCAT")
-    p.add_argument("--match", default="step", choices=["step", "gradient"], help="what GPM matches along the path")
+    p.add_argument(
+        "--objective",
+        default="path",
+        choices=["path", "endpoint", "heldout"],
+        help="path = GPM, endpoint = matching at the path's end only (ablation), heldout = BOBCAT",
+    )
+    p.add_argument(
+        "--match",
+        default="step",
+        choices=["step", "gradient"],
+        help="what GPM matches: Fisher-preconditioned steps (ours) or the raw mean gradients (as written)",
+    )
+    p.add_argument(
+        "--inner",
+        default="gradient",
+        choices=["gradient", "fisher"],
+        help="inner estimator: the paper's 10 gradient steps of 0.1, or Fisher scoring to the MAP (ours)",
+    )
+    p.add_argument(
+        "--init",
+        default="uniform",
+        choices=["uniform", "mfi"],
+        help="untrained policy: uniform choice, or maximum Fisher information (ours)",
+    )
     p.add_argument("--length", type=_LENGTH, default=20, help="test length simulated in training")
-    p.add_argument("--epochs", type=_EPOCHS, default=3, help="training epochs")
+    p.add_argument("--epochs", type=_EPOCHS, default=20, help="most training epochs (early stopping on 10 %% of them)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     p.add_argument("--out", required=True, help="policy file (.pt) to write")
     p.set_defaults(func=cmd_train)
@@ -193,7 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="simulate adaptive tests and print accuracy against test length")
     p.add_argument("--bank", required=True, help="unidimensional bank CSV")
     p.add_argument("--responses", help="real responses (else examinees are simulated from the bank)")
-    p.add_argument("--selector", default="random,mfi,becat,gpm", help="comma list of random,mfi,kli,becat,bobcat,gpm")
+    p.add_argument(
+        "--selector", default="random,mfi,becat,gpm", help="comma list of random,mfi,kli,becat,bobcat,gpm-endpoint,gpm"
+    )
     p.add_argument("--policy", help="trained policy for gpm/bobcat (else one is trained on the fly)")
     p.add_argument("--length", type=_LENGTH, default=20, help="test length")
     p.add_argument(

@@ -151,6 +151,8 @@ class Curves:
     rmse_true: np.ndarray | None = None
     seconds_per_step: float = 0.0
     extra: dict = field(default_factory=dict)
+    sq_err: np.ndarray | None = None
+    """Per-examinee squared error (theta_hat_t - theta*)^2, shape (T + 1, N): for bootstrap intervals."""
 
 
 def evaluate_selectors(
@@ -177,7 +179,8 @@ def evaluate_selectors(
     out = {}
     for name, sel in selectors.items():
         thetas, _, sps = run_cat(bank, sel, x, split.pool, n_items, np.random.default_rng(rng.integers(2**32)))
-        rmse = np.sqrt(np.mean((thetas - theta_star[None, :]) ** 2, axis=1))
+        sq_err = (thetas - theta_star[None, :]) ** 2
+        rmse = np.sqrt(np.mean(sq_err, axis=1))
         acc, auc = np.empty(n_items + 1), np.empty(n_items + 1)
         for t in range(n_items + 1):
             p = bank.prob(thetas[t])[split.heldout]
@@ -186,7 +189,7 @@ def evaluate_selectors(
         rmse_true = None
         if theta_true is not None and np.ndim(theta_true) == 1:
             rmse_true = np.sqrt(np.mean((thetas - np.asarray(theta_true)[None, :]) ** 2, axis=1))
-        out[name] = Curves(rmse, acc, auc, rmse_true, sps)
+        out[name] = Curves(rmse, acc, auc, rmse_true, sps, sq_err=sq_err)
         logger.info("%s: RMSE@%d = %.3f, AUC = %.3f, %.2g s/step", name, n_items, rmse[-1], auc[-1], sps)
     return out
 
@@ -203,3 +206,32 @@ def items_needed(curve: np.ndarray, target: float) -> float:
                 return float(t)
             return float(t - 1 + (curve[t - 1] - target) / (curve[t - 1] - curve[t]))
     return float("inf")
+
+
+def items_to_target(curves: dict[str, Curves], targets) -> dict[str, np.ndarray]:
+    """Items each selector needs (interpolated) to reach each target RMSE; ``inf`` beyond its curve."""
+    targets = np.atleast_1d(np.asarray(targets, dtype=float))
+    return {name: np.array([items_needed(c.rmse_star, r) for r in targets]) for name, c in curves.items()}
+
+
+def saving_with_interval(
+    ours: Curves, baseline: Curves, length: int, rng: np.random.Generator, n_boot: int = 200
+) -> tuple[float, float, float]:
+    """Share of questions saved, 1 - items(ours reaches baseline's RMSE at ``length``) / length, and its 95 %
+    bootstrap interval over examinees (the same resampled examinees for both selectors: a paired bootstrap).
+
+    ``ours`` needing more items than its curve holds counts as the curve's length + 1 (a bound).
+    """
+    if ours.sq_err is None or baseline.sq_err is None:
+        raise ValueError("the curves carry no per-examinee errors (sq_err); run evaluate_selectors")
+
+    def saving(idx):
+        mine = np.sqrt(ours.sq_err[:, idx].mean(axis=1))
+        target = np.sqrt(baseline.sq_err[length, idx].mean())
+        return 1.0 - min(items_needed(mine, target), float(mine.size)) / length
+
+    n = ours.sq_err.shape[1]
+    point = saving(np.arange(n))
+    boots = [saving(rng.integers(0, n, n)) for _ in range(n_boot)]
+    low, high = np.percentile(boots, [2.5, 97.5])
+    return float(point), float(low), float(high)

@@ -1,23 +1,32 @@
-"""One accuracy-vs-test-length experiment: calibrate, train the learned policies, simulate, measure."""
+"""Accuracy-vs-length experiments: prepare a data set, train the learned policies, simulate, measure.
+
+Everything a claim needs for one (data set, scale, seed) is computed once per process and cached: the claims
+and their negative controls share the data, the calibrated bank, the trained policies and the baselines'
+curves, so a control re-runs only what it changes.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from icml26.gpm.calibrate import calibrate
 from icml26.gpm.config import ExperimentConfig
-from icml26.gpm.data import ResponseData
-from icml26.gpm.evaluate import Curves, evaluate_selectors, items_needed, split_pool
+from icml26.gpm.data import ResponseData, load_swedish_sat, simulate_misspecified
+from icml26.gpm.evaluate import Curves, Split, evaluate_selectors, items_needed, split_pool
 from icml26.gpm.irt import ItemBank
 from icml26.gpm.policy import GPMSelector
 from icml26.gpm.selectors import BECATSelector, KLISelector, MFISelector, RandomSelector, Selector
 
 logger = logging.getLogger(__name__)
 
-SELECTORS = ("random", "mfi", "kli", "becat", "bobcat", "gpm")
+SELECTORS = ("random", "mfi", "kli", "becat", "bobcat", "gpm-endpoint", "gpm")
+_OBJECTIVE = {"gpm": "path", "gpm-endpoint": "endpoint", "bobcat": "heldout"}
 
 
 def make_selector(name: str, bank: ItemBank, cfg: ExperimentConfig, seed: int, **policy_kwargs) -> Selector:
@@ -26,15 +35,111 @@ def make_selector(name: str, bank: ItemBank, cfg: ExperimentConfig, seed: int, *
     simple = {"random": RandomSelector, "mfi": MFISelector, "kli": KLISelector, "becat": BECATSelector}
     if name in simple:
         return simple[name]()
-    if name in ("gpm", "bobcat"):
+    if name in _OBJECTIVE:
         return GPMSelector(
             bank,
-            objective="path" if name == "gpm" else "heldout",
+            objective=_OBJECTIVE[name],
             test_length=cfg.test_length,
             hidden=cfg.hidden,
+            batch_size=cfg.batch_size,
+            patience=cfg.patience,
             **{"epochs": cfg.epochs, "seed": seed, **policy_kwargs},
         )
     raise ValueError(f"unknown selector {name!r}; choose from {', '.join(SELECTORS)}")
+
+
+@dataclass
+class Prepared:
+    """One data set split into training / test / re-calibration examinees, with the bank fitted on training."""
+
+    name: str
+    bank: ItemBank
+    x_train: np.ndarray
+    x_test: np.ndarray
+    x_recal: np.ndarray
+    split: Split
+    theta_true: np.ndarray | None
+    calibrate_s: float
+
+
+def load_dataset(name: str, n: int, n_items: int, rng: np.random.Generator) -> ResponseData:
+    """``misspecified MIRT`` (n simulated examinees, n_items items) or the ``Swedish SAT`` (5,000 x 160)."""
+    if name == "misspecified MIRT":
+        return simulate_misspecified(n, n_items, rng)
+    if name == "Swedish SAT":
+        return load_swedish_sat()
+    raise ValueError(f"unknown data set {name!r}")
+
+
+@lru_cache(maxsize=16)
+def prepare(dataset: str, cfg: ExperimentConfig, seed: int, use_true_bank: bool = False) -> Prepared:
+    """Shuffle the examinees, keep n_train / n_test / n_recal of them, calibrate a 2PL on the training ones
+    (or use the generating bank), and split each test examinee's items 80 / 20 into pool and held-out."""
+    rng = np.random.default_rng(seed)
+    data = load_dataset(dataset, cfg.n_train + cfg.n_test + cfg.n_recal, cfg.n_items, rng)
+    n = data.responses.shape[0]
+    n_train = min(cfg.n_train, n - cfg.n_test - cfg.n_recal)
+    if n_train < 2:
+        raise ValueError(f"{dataset}: needs more than {cfg.n_test + cfg.n_recal} examinees, has {n}")
+    order = rng.permutation(n)
+    train = data.rows(order[:n_train])
+    test = data.rows(order[n_train : n_train + cfg.n_test])
+    recal = data.rows(order[n_train + cfg.n_test : n_train + cfg.n_test + cfg.n_recal])
+    start = time.perf_counter()
+    if use_true_bank:
+        if data.bank is None:
+            raise ValueError("use_true_bank needs synthetic data with a known bank")
+        bank, kept = data.bank, np.arange(data.responses.shape[1])
+    else:
+        bank, kept = calibrate(train.responses, "2pl")
+    seconds = time.perf_counter() - start
+    x_test = test.responses[:, kept]
+    theta_true = test.theta if test.theta is not None and np.ndim(test.theta) == 1 else None
+    return Prepared(dataset, bank, train.responses[:, kept], x_test, recal.responses[:, kept],
+                    split_pool(x_test, rng), theta_true, seconds)  # fmt: skip
+
+
+def _key(kwargs: dict) -> tuple:
+    return tuple(sorted(kwargs.items()))
+
+
+@lru_cache(maxsize=64)
+def _trained(dataset: str, cfg: ExperimentConfig, seed: int, name: str, kw: tuple) -> tuple[GPMSelector, float]:
+    prep = prepare(dataset, cfg, seed)
+    sel = make_selector(name, prep.bank, cfg, seed, **dict(kw))
+    start = time.perf_counter()
+    sel.fit(prep.x_train)
+    return sel, time.perf_counter() - start
+
+
+def trained_policy(dataset: str, cfg: ExperimentConfig, seed: int, name: str = "gpm", **kwargs) -> GPMSelector:
+    """A learned policy (``gpm``, ``gpm-endpoint`` or ``bobcat``) trained on the data set's training examinees."""
+    return _trained(dataset, cfg, seed, name, _key(kwargs))[0]
+
+
+def training_seconds(dataset: str, cfg: ExperimentConfig, seed: int, name: str = "gpm", **kwargs) -> float:
+    return _trained(dataset, cfg, seed, name, _key(kwargs))[1]
+
+
+@lru_cache(maxsize=256)
+def _curves(dataset: str, cfg: ExperimentConfig, seed: int, name: str, kw: tuple, use_true_bank: bool) -> Curves:
+    prep = prepare(dataset, cfg, seed, use_true_bank)
+    if name in _OBJECTIVE:
+        if use_true_bank:
+            sel = make_selector(name, prep.bank, cfg, seed, **dict(kw)).fit(prep.x_train)
+        else:
+            sel = trained_policy(dataset, cfg, seed, name, **dict(kw))
+    else:
+        sel = make_selector(name, prep.bank, cfg, seed)
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])  # each selector its own stream
+    return evaluate_selectors(prep.bank, {name: sel}, prep.x_test, prep.split, cfg.max_length, rng,
+                              prep.theta_true)[name]  # fmt: skip
+
+
+def selector_curves(dataset: str, cfg: ExperimentConfig, seed: int, name: str, *, use_true_bank: bool = False,
+                    **policy_kwargs) -> Curves:  # fmt: skip
+    """The metric curves of one selector on the data set's test examinees (cached)."""
+    return _curves(dataset, cfg, seed, name, _key(policy_kwargs), use_true_bank)
 
 
 def compare_selectors(
@@ -45,13 +150,10 @@ def compare_selectors(
     use_true_bank: bool = False,
     gpm_kwargs: dict | None = None,
 ) -> tuple[dict[str, Curves], dict[str, float]]:
-    """Split examinees into train / test, calibrate a 2PL on train (or use the true bank), train the learned
-    policies on train, and run every selector on the test examinees' 80 / 20 pools.
+    """Uncached, for any ``ResponseData``: split train / test, calibrate (or use the true bank), train the
+    learned policies, run every selector of ``cfg.selectors`` on the test examinees' 80 / 20 pools.
 
-    ``gpm_kwargs`` override hyper-parameters of the GPM policy only (not BOBCAT's), e.g. ``{"epochs": 0}``
-    for an untrained GPM (a negative control).
-
-    Returns the curves per selector and timings (seconds) of calibration and training.
+    ``gpm_kwargs`` override hyper-parameters of the GPM policy only. Returns the curves and timings (s).
     """
     rng = np.random.default_rng(seed)
     n = data.responses.shape[0]
@@ -94,21 +196,30 @@ def fewer_items(curves: dict[str, Curves], ours: str, baseline: str, length: int
     return 1.0 - need / length
 
 
+def _short(name: str) -> str:
+    return "misspec" if name.startswith("misspec") else "sat" if "SAT" in name else name
+
+
 def plot_curves(results: dict[str, dict[str, Curves]], length: int):
-    """RMSE(theta_hat, theta*) and held-out AUC against test length, one column per data set."""
+    """Per data set (columns): RMSE vs test length, and items needed vs target RMSE, per selector."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(5 * len(results), 7.5))
+    fig = Figure(figsize=(5 * len(results), 8))
     axes = fig.subplots(2, len(results), squeeze=False)
     for col, (dataset, curves) in enumerate(results.items()):
+        lo = max(min(float(c.rmse_star[-1]) for c in curves.values()), 1e-3)
+        hi = max(float(c.rmse_star[5]) for c in curves.values() if c.rmse_star.size > 5) if curves else 1.0
+        targets = np.geomspace(lo, max(hi, lo * 1.01), 40)
         for name, c in curves.items():
             t = np.arange(c.rmse_star.size)
             style = {"lw": 2.5} if name == "gpm" else {"lw": 1.2}
             axes[0, col].plot(t[1:], c.rmse_star[1:], label=name, **style)
-            axes[1, col].plot(t[1:], c.auc[1:], label=name, **style)
+            need = np.array([items_needed(c.rmse_star, r) for r in targets])
+            axes[1, col].plot(targets, need, label=name, **style)
         axes[0, col].axvline(length, color="grey", ls=":", lw=1)
-        axes[0, col].set(title=dataset, ylabel="RMSE vs theta* (full pool)", yscale="log")
-        axes[1, col].set(xlabel="test length t (items asked)", ylabel="held-out AUC")
+        axes[0, col].set(title=dataset, xlabel="test length t (items asked)", ylabel="RMSE vs theta* (full pool)",
+                         yscale="log")  # fmt: skip
+        axes[1, col].set(xlabel="target RMSE vs theta*", ylabel="items needed (interpolated)", xscale="log")
         axes[0, col].legend(fontsize=8)
     fig.tight_layout()
     return fig
