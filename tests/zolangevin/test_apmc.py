@@ -120,3 +120,24 @@ def test_score_prior_learns_and_round_trips(tmp_path):
     torch.save({"nothing": 1}, tmp_path / "bad.pt")
     with pytest.raises(OSError, match="not a zolangevin prior"):
         ScorePrior.load(tmp_path / "bad.pt")
+
+
+def test_kalman_direction_matches_the_dense_formula():
+    from icml26.zolangevin.apmc import _kalman_direction
+
+    rng = np.random.default_rng(0)
+    fwd = FourierMagnitude(8)
+    problem = InverseProblem.simulate(fwd, rng.uniform(size=64), 0.05, rng)
+    x, weight = rng.uniform(size=(10, 64)), 30.0
+    got = _kalman_direction(problem.residual_black_box(), x, problem.y, weight)
+    a = fwd(x)
+    xc, ac = x - x.mean(0), a - a.mean(0)
+    c_xa, c_aa = xc.T @ ac / 9, ac.T @ ac / 9
+    dense = (c_xa @ np.linalg.solve(c_aa + np.eye(len(c_aa)) / weight, (a - problem.y).T)).T
+    assert np.allclose(got, dense, atol=1e-10)
+
+
+def test_fourier_black_box_and_its_torch_twin_agree():
+    fwd = FourierMagnitude(8)
+    x = np.random.default_rng(1).uniform(size=(4, 64))
+    assert np.allclose(fwd(x), fwd.torch(torch.as_tensor(x)).numpy(), atol=1e-12)

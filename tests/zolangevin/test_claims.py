@@ -1,31 +1,62 @@
-import math
-
 import matplotlib
 import numpy as np
+import pytest
 
-from icml26.claims import Scale
-from icml26.zolangevin.claims import _plot_sweep, non_log_concave
+from icml26.zolangevin.claims import (
+    NLC_TOL,
+    _b_star,
+    _nlc_errors,
+    _off_axis_variance_bias,
+    _three_modes,
+    fisher_estimate,
+)
+from icml26.zolangevin.targets import GaussianMixture
 
 matplotlib.use("Agg")
 
 
-def test_q_sweep_reports_divergence_not_a_sentinel():
-    res = non_log_concave(Scale("smoke"), 0)
-    sweep_keys = [k for k in res.measured if "q=" in k]
-    assert {k.rsplit(" q=", 1)[0] for k in sweep_keys} == {"diverged runs", "worst var err"}
-    for k in sweep_keys:
-        v = res.measured[k]
-        if k.startswith("diverged runs"):
-            assert v in (0.0, 1.0)
-        else:  # NaN exactly when the run diverged, otherwise a real (finite) error
-            diverged = res.measured[k.replace("worst var err", "diverged runs")]
-            assert math.isnan(v) if diverged else 0 <= v < 1e3
+def test_b_star_interpolates_under_the_one_over_b_law():
+    # bias(b) = 0.01 + 0.32 / b meets 0.03 at b = 16 exactly; the grid brackets it by 8 and 16
+    bs = [1, 2, 4, 8, 16]
+    bias = [0.01 + 0.32 / b for b in bs]
+    assert _b_star(bs, bias, 0.03) == pytest.approx(16.0)
+    bias = [0.01 + 0.2 / b for b in bs[:4]]  # meets 0.03 at b = 10, between the grid's 8 and 16
+    assert _b_star([*bs[:4], 16], [*bias, 0.01 + 0.2 / 16], 0.03) == pytest.approx(10.0)
+    assert _b_star([1], [0.0], 0.03) == 1.0  # b = 1 passes: the floor
+    assert np.isnan(_b_star([1, 2], [0.5, 0.4], 0.03))  # never passes
 
 
-def test_sweep_plot_marks_diverged_runs_instead_of_capping():
-    sweep = {"a": {4: {"var err": 0.03}, 8: {"var err": np.inf}}, "b": {4: {"var err": 0.02}, 8: {"var err": 0.05}}}
-    fig = _plot_sweep(sweep, 4)
-    ax = fig.axes[0]
-    assert "diverged" in [t.get_text() for t in ax.get_legend().get_texts()]
-    ys = np.concatenate([line.get_ydata() for line in ax.get_lines()]).astype(float)
-    assert np.isfinite(ys[~np.isnan(ys)]).all()
+def test_variance_bias_measure_scores_exact_samples_best():
+    target = GaussianMixture.two_modes(20)
+    rng = np.random.default_rng(0)
+    exact = target.sample(1500, rng)
+    hot = exact.copy()
+    hot[:, 1:] *= np.sqrt(1.1)  # 10 % too much variance off the mode axis
+    assert abs(_off_axis_variance_bias(exact)) < 0.01
+    assert _off_axis_variance_bias(hot) == pytest.approx(0.1, abs=0.01)
+
+
+def test_nlc_errors_and_fisher_score_the_truth_best():
+    target = _three_modes(20)
+    rng = np.random.default_rng(1)
+    exact = target.sample(1500, rng)
+    err = _nlc_errors(target, exact)
+    assert max(err[k] / t for k, t in NLC_TOL.items()) < 0.8  # the truth meets every tolerance
+    assert abs(target.mode_weights.sum() - 1) < 1e-12 and np.allclose(target.mode_weights, [0.2, 0.3, 0.5])
+    hot = exact.copy()
+    hot[:, 2:] *= np.sqrt(1.3)
+    assert _nlc_errors(target, hot)["var err"] == pytest.approx(0.3, abs=0.03)
+    # the Fisher estimate is lowest at the truth: heating the law or shifting it raises it
+    shifted = exact + np.r_[0.0, 0.0, np.full(18, 0.3)]
+    f_exact, f_hot, f_shift = (fisher_estimate(target, x) for x in (exact, hot, shifted))
+    assert f_exact < f_hot and f_exact < f_shift
+    assert _nlc_errors(target, np.full((5, 20), np.nan))["var err"] == np.inf
+
+
+def test_three_mode_target_is_not_log_concave():
+    target = _three_modes(20)
+    # the potential along the segment between two modes rises above both ends: not convex
+    a, b = target.means[0], target.means[1]
+    line = np.linspace(0, 1, 21)[:, None] * (b - a) + a
+    f = target.potential(line)
+    assert f[10] > max(f[0], f[-1]) + 0.1

@@ -99,6 +99,12 @@ class FourierMagnitude(_Forward):
         spec = torch.fft.fft2(img, s=(2 * self.size, 2 * self.size), norm="ortho")
         return spec.abs().reshape(len(x), -1)[:, self.index]
 
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The black-box view in numpy (cheaper per query than torch's FFT on these small images)."""
+        img = np.asarray(x, dtype=np.float64).reshape(-1, self.size, self.size)
+        spec = np.fft.fft2(img, s=(2 * self.size, 2 * self.size), norm="ortho")
+        return np.abs(spec).reshape(len(img), -1)[:, self.index.numpy()]
+
 
 def make_forward(name: str, size: int) -> _Forward:
     """One of ``FORWARD_MODELS`` for ``size`` x ``size`` images."""
@@ -238,13 +244,17 @@ def _kalman_direction(f: BlackBox, x: np.ndarray, y: np.ndarray, weight: float) 
     """Ensemble-Kalman statistical linearisation: K (A(x_j) - y), K = C_xA (C_AA + I/weight)⁻¹.
 
     Derivative-free: the ensemble covariance C_xA stands in for C_xx ∇A, so the update is a
-    covariance-preconditioned gradient step (Zheng et al. 2024; Kovachki & Stuart 2019).
+    covariance-preconditioned gradient step (Zheng et al. 2024; Kovachki & Stuart 2019). C_AA has rank < n,
+    so the p x p inverse is applied through the Woodbury identity in O(p n²).
     """
     a = f.forward_box(x)  # (n, p): one query per chain
-    xc, ac = x - x.mean(0), a - a.mean(0)
     n = len(x)
-    c_xa, c_aa = xc.T @ ac / (n - 1), ac.T @ ac / (n - 1)  # (d, p), (p, p)
-    gain_in = np.linalg.solve(c_aa + np.eye(len(c_aa)) / weight, (a - y).T)  # (p, n)
+    xc, u = x - x.mean(0), (a - a.mean(0)) / np.sqrt(n - 1)  # u: (n, p), C_AA = uᵀu
+    lam, r = 1.0 / weight, (a - y).T  # (p, n)
+    # (λI + uᵀu)⁻¹ r = (r - uᵀ (λI_n + u uᵀ)⁻¹ u r) / λ
+    inner = np.linalg.solve(lam * np.eye(n) + u @ u.T, u @ r)  # (n, n)
+    gain_in = (r - u.T @ inner) / lam  # (p, n)
+    c_xa = xc.T @ (u * np.sqrt(n - 1)) / (n - 1)  # (d, p)
     return (c_xa @ gain_in).T  # (n, d)
 
 
