@@ -104,3 +104,11 @@ def test_checkpoint_loads_with_weights_only_and_foreign_files_are_named(fitted, 
         code, _, err = _run(capsys, "embed", str(path), str(tmp / "x.npy"), "--out", str(tmp_path / "z.npy"))
         assert code == 2 and str(path) in err and err.count("\n") == 1 and "Traceback" not in err
     assert "is a directory" in err
+
+
+def test_unknown_embedding_and_bad_init_d_are_refused(tmp_path, capsys):
+    code, _, err = _run(capsys, "generate", "lorenz", "--embedding", "linear", "--out", str(tmp_path / "s.npz"))
+    assert code == 2 and "embedding" in err and err.count("\n") == 1
+    assert not (tmp_path / "s.npz").exists()
+    with pytest.raises(ValueError, match="init_d"):
+        DualFlow(n_steps=1, init_d=0.0).fit(np.random.default_rng(0).normal(size=(2, 6, 3)))

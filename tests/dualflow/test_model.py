@@ -104,3 +104,12 @@ def test_losses_without_nested_dropout_keep_every_coordinate():
 def test_model_rejects_bad_latent_size():
     with pytest.raises(ValueError, match="n_latent"):
         DCFModel(5, 6)
+
+
+def test_scales_start_small_and_equal():
+    """Issue 16: every d_i starts at init_d (small), so a coordinate nested dropout rarely unmasks holds little
+    of sum(d) until trained; a non-positive init is refused."""
+    model = DCFModel(6, 5, history=1, hidden=8, depth=1, init_d=0.05)
+    assert torch.allclose(model.encoder.d, torch.full((5,), 0.05))
+    with pytest.raises(ValueError, match="init_d"):
+        DCFModel(6, 5, init_d=0.0)

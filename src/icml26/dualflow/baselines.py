@@ -1,4 +1,5 @@
-"""Baselines on the same trials: PCA (scikit-learn), GPFA (elephant), DMD (PyDMD) and a frame VAE (torch).
+"""Baselines on the same trials: PCA (scikit-learn), GPFA (elephant), DMD (PyDMD), CEBRA (``cebra``, optional:
+Apache-2.0 with an EPFL patent notice) and a frame VAE (torch).
 
 Each baseline has ``fit(X)`` and ``transform(X) -> (n_trials, n_time, k)`` on arrays of shape
 (n_trials, n_time, n_features); PCA and the VAE also have ``inverse_transform``. GPFA works on spike
@@ -7,7 +8,9 @@ counts (it bins and square-roots them itself), the others on smoothed counts, as
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import itertools
 import logging
 import warnings
 
@@ -15,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["DMDBaseline", "GPFABaseline", "PCABaseline", "VAEBaseline"]
+__all__ = ["CEBRABaseline", "DMDBaseline", "GPFABaseline", "PCABaseline", "VAEBaseline"]
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +141,94 @@ class DMDBaseline:
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         return (np.asarray(X, dtype=float) - self.mean_) @ self.basis_
+
+
+@contextlib.contextmanager
+def _seeded_cebra_samplers(seed: int):
+    """Make a CEBRA fit reproducible: its samplers (``cebra.distributions``) seed a private torch generator
+    from fresh entropy (``torch.Generator().seed()``) and some draw from numpy's global generator, so seeding
+    torch alone does not fix them (cebra 0.6.1 has no seed argument). While the context is open, every sampler
+    created gets a generator seeded from ``seed`` (and a counter), and numpy's global state is seeded and
+    restored afterwards."""
+    from cebra.distributions.base import HasGenerator
+
+    original = HasGenerator.__init__
+    counter = itertools.count()
+
+    def seeded_init(obj, *args, **kwargs):
+        original(obj, *args, **kwargs)
+        obj._seed = int(np.random.SeedSequence([seed, next(counter)]).generate_state(1)[0])
+        obj._generator = torch.Generator(device=obj.device)
+        obj._generator.manual_seed(obj._seed)
+
+    state = np.random.get_state()  # noqa: NPY002 (cebra draws from the legacy global generator)
+    HasGenerator.__init__ = seeded_init
+    try:
+        np.random.seed(seed % 2**32)  # noqa: NPY002
+        yield
+    finally:
+        HasGenerator.__init__ = original
+        np.random.set_state(state)  # noqa: NPY002
+
+
+class CEBRABaseline:
+    """CEBRA-Time (Schneider et al. 2023), the paper's comparator: self-supervised time-contrastive embedding.
+
+    ``cebra.CEBRA`` with ``conditional="time_delta"`` (positive pairs ``time_offset`` frames apart), cosine
+    distance, temperature 1, learning rate 3e-4, batch 512 (the settings CEBRA's documentation suggests),
+    fitted on the standardised frames of all training trials concatenated. ``model_architecture``
+    ``"offset1-model"`` embeds single frames (fast on a CPU); the paper-scale setting uses ``"offset10-model"``
+    (a convolution over 10 frames). ``cebra`` (Apache-2.0 since 0.4, with an EPFL patent notice) is an optional extra.
+    """
+
+    def __init__(
+        self,
+        n_components: int = 3,
+        max_iterations: int = 1000,
+        model_architecture: str = "offset1-model",
+        time_offset: int = 1,
+        batch_size: int = 512,
+        seed: int = 0,
+        device: str = "cpu",
+    ) -> None:
+        self.n_components, self.max_iterations = n_components, max_iterations
+        self.model_architecture, self.time_offset = model_architecture, time_offset
+        self.batch_size, self.seed, self.device = batch_size, seed, device
+
+    def fit(self, X: np.ndarray) -> CEBRABaseline:
+        _require("cebra")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # cebra's import calls torch.jit.script
+            import cebra
+
+        F = _frames(X)
+        self.mean_, self.scale_ = F.mean(0), np.where(F.std(0) > 0, F.std(0), 1.0)
+        self.model_ = cebra.CEBRA(
+            model_architecture=self.model_architecture,
+            batch_size=self.batch_size,
+            learning_rate=3e-4,
+            temperature=1.0,
+            output_dimension=self.n_components,
+            max_iterations=self.max_iterations,
+            distance="cosine",
+            conditional="time_delta",
+            time_offsets=self.time_offset,
+            device=self.device,
+            verbose=False,
+        )
+        with torch.random.fork_rng(), _seeded_cebra_samplers(self.seed), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.manual_seed(self.seed)  # the network's initialisation draws from torch's global generator
+            self.model_.fit(((F - self.mean_) / self.scale_).astype(np.float32))
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # trial by trial: the offset models pad each trial at its own edges
+            z = [self.model_.transform(((t - self.mean_) / self.scale_).astype(np.float32)) for t in X]
+        return np.stack(z).astype(float)
 
 
 class _VAENet(nn.Module):

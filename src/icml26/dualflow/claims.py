@@ -1,185 +1,210 @@
-"""The four headline claims of Dynamic Compression Flow, on Lorenz-63 latents driving Poisson neurons.
+"""The headline claims of Dynamic Compression Flow (v2, issue 16), on Lorenz-63 latents driving Poisson neurons
+through nonlinear tuning curves (noise-dominated, 3 Hz).
 
-Ground truth is the Lorenz state; every method is fitted on training trials and scored on held-out trials
-(see :mod:`icml26.dualflow.experiment`). Margins are fixed in advance and the same for every seed.
+Ground truth is the Lorenz state and the noise-free rates; every method is fitted on training trials and scored
+on held-out trials (see :mod:`icml26.dualflow.experiment`). Comparisons are judged by 95 % intervals of paired
+per-seed differences (5 seeds at ``small``); every threshold below was written before the first ``small`` run.
+
+- ``better-latents-v2``: DCF's 3-D latent vs the best of PCA, GPFA and CEBRA-Time (linear and kNN decoding of the
+  state, kNN overlap with the true state's neighbours);
+- ``low-dimensional-support-v2``: K_eff vs the budget 1/p and vs PCA's dimension; the trained head of the
+  spectrum decays;
+- ``reconstruction-v3``: reconstruction of the true rates from K = 3 and K = 1/p latent coordinates vs PCA;
+- ``identifiable-v2``: cross-seed agreement of the coordinates separated by a spectral gap vs the VAE;
+- ``simulated-representation-v2``: the rollout of v_theta at tau = 0 follows the flowed latent better than a
+  linear autoregression fitted on the flowed training latents.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.figure import Figure
 
-from icml26.claims import ClaimResult, Scale, claim
-from icml26.dualflow.experiment import N_LATENT, dataset, fit_dcf, fit_linear_baselines, fit_vae
+from icml26.claims import ClaimResult, Interval, Scale, claim
+from icml26.dualflow.experiment import (
+    N_LATENT,
+    SETTINGS,
+    budget_k,
+    dataset,
+    fit_dcf,
+    fit_peers,
+    fit_vae,
+    n_train,
+)
 from icml26.dualflow.metrics import seed_consistency
 
-MARGIN_R2 = 0.02  # decoding-R^2 margin DCF must beat the best baseline by
-MARGIN_NEIGHBOURS = 0.01  # same for the temporal-neighbour fraction
-MARGIN_REC = 0.05  # reconstruction-R^2 margin over the VAE and PCA
-MARGIN_CONSISTENCY = 0.05  # cross-seed similarity margin over the VAE
-
-# The two sabotages of the negative controls (keyword overrides of DualFlow in fit_dcf):
-UNTRAINED = {"lr": 0.0}  # DCF keeps its random initialisation (only the encoder's running statistics update)
+#: The negative controls' sabotages (keyword overrides of DualFlow in fit_dcf):
+UNTRAINED = {"lr": 0.0, "n_steps": 1}  # DCF keeps its random initialisation (the EMA statistics see one batch)
 NO_NESTED_DROPOUT = {"nested_dropout": False}  # every latent coordinate kept in every step: nothing orders them
+NO_DYNAMICS_LOSS = {"weights": (1.0, 0.0, 1.0)}  # beta = 0: v_theta is never trained, the rest is
+#: Rule fixed before the run: coordinate i counts as separated when d_i / d_(i+1) > GAP (and d_(i-1) / d_i > GAP
+#: for i > 1) in both seeds' spectra; identifiability up to sign needs distinct scales.
+GAP = 1.5
+HEAD_FRACTION = 0.1  # the "trained head": coordinates unmasked in at least 10 % of training windows
 
 
-def _latent_figure(scale: Scale, seed: int, regime: str, methods: dict) -> Figure:
-    """3-D latent trajectories of each method (first three coordinates) next to the true Lorenz state."""
-    data = dataset(scale, seed, regime)
-    fig = Figure(figsize=(3.2 * (len(methods) + 1), 3.4))
-    panels = {"true Lorenz state": data.latents[-len(next(iter(methods.values()))) :], **methods}
+def _coloured_latents(scale: Scale, seed: int, panels: dict[str, np.ndarray]) -> Figure:
+    """First three latent coordinates of each method on the held-out trials, coloured by the true Lorenz z."""
+    data = dataset(scale, seed)
+    truth = data.latents[n_train(scale) :]
+    colour = truth[..., 2].ravel()
+    panels = {"true Lorenz state": truth, **panels}
+    fig = Figure(figsize=(3.0 * len(panels), 3.3))
     for i, (name, z) in enumerate(panels.items()):
         ax = fig.add_subplot(1, len(panels), i + 1, projection="3d")
-        for trial in z[:4]:
-            ax.plot(trial[:, 0], trial[:, 1], trial[:, 2], lw=0.8)
+        flat = z.reshape(-1, z.shape[-1])
+        ax.scatter(flat[:, 0], flat[:, 1], flat[:, 2], c=colour, s=1, cmap="viridis", rasterized=True)
         ax.set_title(name, fontsize=9)
         ax.set_xticks([]), ax.set_yticks([]), ax.set_zticks([])
-    fig.suptitle(f"held-out trials, {regime} regime (first 3 coordinates)")
+    fig.suptitle("held-out trials, first 3 coordinates, coloured by the true Lorenz z (noisy, tuning curves)")
     return fig
 
 
 @claim(
-    "dualflow/better-latents-in-noise-v1",
-    statement="in the noise-dominated regime (3 Hz Poisson neurons) the DCF latent decodes the true Lorenz state "
-    "(linear R^2, 3 coordinates) and keeps temporal neighbours better than PCA, GPFA and DMD",
+    "dualflow/better-latents-v2",
+    statement="on noise-dominated (3 Hz) Poisson neurons with nonlinear tuning curves (PCA(3) of the noise-free "
+    "rates decodes the state linearly with R^2 < 0.6), DCF's 3-D flowed latent beats the best of PCA, GPFA and "
+    "CEBRA-Time on all three held-out measures: linear decoding R^2 of the Lorenz state, kNN decoding R^2, and "
+    "kNN overlap with the true state's 10 nearest neighbours (each paired difference > 0 over 5 seeds)",
     paper="Abstract ('noise-dominated data sets where conventional approaches fail'); velocity decoding table "
-    "(DCF 0.304 vs DMD 0.014 from 3-D latents)",
-    control="untrained DCF (learning rate 0: the flows and the encoder coupling keep their random "
-    "initialisation), whose latent cannot decode the Lorenz state better than PCA, GPFA or DMD",
+    "(3-D latents: DCF 0.304, CEBRA 0.202, DMD 0.014)",
+    control="untrained DCF (learning rate 0, one step: the flows and the encoder coupling keep their random "
+    "initialisation), whose latent cannot beat the peers",
+    judge=[
+        Interval("DCF - best peer, linear R2", above=0.0),
+        Interval("DCF - best peer, kNN R2", above=0.0),
+        Interval("DCF - best peer, kNN overlap", above=0.0),
+    ],
 )
-def better_latents_in_noise(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    _, dcf = fit_dcf(scale, seed, "noisy", seed, **(UNTRAINED if control else {}))
-    base = fit_linear_baselines(scale, seed, "noisy")
-    vae = fit_vae(scale, seed, "noisy", seed)
-    measured = {
-        "DCF decoding R2": dcf.decoding_r2,
-        "DCF CCA": dcf.cca,
-        "DCF neighbour fraction": dcf.neighbours,
-        "DCF distance-lag Spearman": dcf.spearman,
-    }
+def better_latents(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    _, dcf = fit_dcf(scale, seed, seed, **(UNTRAINED if control else {}))  # the one line the control changes
+    peers = fit_peers(scale, seed)
+    vae = fit_vae(scale, seed, seed)
+    measured = {"DCF linear R2": dcf.linear_r2, "DCF kNN R2": dcf.knn_r2, "DCF kNN overlap": dcf.overlap}
     baselines = {}
-    for name, res in {**base, "VAE": vae}.items():
-        baselines[f"{name} decoding R2"] = res.decoding_r2
-        baselines[f"{name} neighbour fraction"] = res.neighbours
-    best_r2 = max(base[n].decoding_r2 for n in ("PCA", "GPFA", "DMD"))
-    best_nb = max(base[n].neighbours for n in ("PCA", "GPFA", "DMD"))
-    holds = dcf.decoding_r2 > best_r2 + MARGIN_R2 and dcf.neighbours > best_nb + MARGIN_NEIGHBOURS
-    reason = (
-        ""
-        if holds
-        else (
-            f"DCF decoding R2 {dcf.decoding_r2:.3f} vs best of PCA/GPFA/DMD {best_r2:.3f} (margin {MARGIN_R2}); "
-            f"neighbour fraction {dcf.neighbours:.3f} vs {best_nb:.3f} (margin {MARGIN_NEIGHBOURS})"
-        )
-    )
-    fig = _latent_figure(
-        scale, seed, "noisy", {"DCF (flowed)": dcf.z_test, **{n: r.z_test for n, r in base.items()}, "VAE": vae.z_test}
-    )
+    for name, res in {**peers, "VAE": vae}.items():
+        baselines[f"{name} linear R2"] = res.linear_r2
+        baselines[f"{name} kNN R2"] = res.knn_r2
+        baselines[f"{name} kNN overlap"] = res.overlap
+    for key, attr in (("linear R2", "linear_r2"), ("kNN R2", "knn_r2"), ("kNN overlap", "overlap")):
+        measured[f"DCF - best peer, {key}"] = getattr(dcf, attr) - max(getattr(r, attr) for r in peers.values())
+    diffs = {k: v for k, v in measured.items() if k.startswith("DCF - best peer")}
+    holds = all(v > 0 for v in diffs.values())
+    reason = "" if holds else "; ".join(f"{k} = {v:+.3f}" for k, v in diffs.items())
+    fig = _coloured_latents(scale, seed, {"DCF (flowed)": dcf.z_test, **{n: r.z_test for n, r in peers.items()},
+                                          "VAE": vae.z_test})  # fmt: skip
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
         baselines=baselines,
         reason=reason,
-        paper={"DCF velocity R2 (3-D)": 0.304, "DMD velocity R2 (3-D)": 0.014},
+        paper={"DCF velocity R2 (3-D)": 0.304, "CEBRA velocity R2 (3-D)": 0.202, "DMD velocity R2 (3-D)": 0.014},
         figures={"latents": fig},
     )
 
 
+def head_size(budget: float, m: int) -> int:
+    """Coordinates unmasked in at least HEAD_FRACTION of windows: P(K >= i) = (1 - p)^(i - 1) >= fraction."""
+    p = 1.0 / budget
+    return min(m, 1 + math.floor(math.log(HEAD_FRACTION) / math.log1p(-p))) if p < 1 else 1
+
+
 @claim(
-    "dualflow/low-dimensional-support-v1",
-    statement="with nested dropout (latent budget 1/p = 10) the D spectrum decays and the effective dimension "
-    "K_eff (95 % of sum d_i) is close to the true latent dimension 3 of Lorenz (|K_eff - 3| <= 3)",
-    paper="Nested-dropout section; K_eff = 30 at p = 1/50 on the ball and mouse videos",
+    "dualflow/low-dimensional-support-v2",
+    statement="with nested dropout (budget 1/p = 10) the effective dimension K_eff (95 % of sum d_i) is at most 1/p "
+    "and below the 95 %-variance PCA dimension of the same standardised training frames, and the trained head of "
+    "the spectrum (coordinates unmasked in >= 10 % of windows) decays: Spearman(d_i, i) < -0.8",
+    paper="Nested-dropout section; K_eff = 30 at p = 1/50 on the ball and mouse videos (K_eff below 1/p)",
     control="nested dropout off (every latent coordinate kept in every training step): nothing orders the "
-    "scales d_i, so the spectrum cannot decay with the index",
+    "scales d_i or keeps the rarely used ones small",
+    judge=[
+        Interval("K_eff x p", below=1.0),
+        Interval("PCA dimension - K_eff", above=0.0),
+        Interval("head spectrum Spearman", below=-0.8),
+    ],
 )
 def low_dimensional_support(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     from scipy.stats import spearmanr
 
-    measured, spectra = {}, {}
-    for regime in ("clean", "noisy"):
-        est, _ = fit_dcf(scale, seed, regime, seed, **(NO_NESTED_DROPOUT if control else {}))
-        d = est.d_
-        spectra[regime] = d
-        measured[f"K_eff ({regime})"] = est.effective_dim_
-        measured[f"d spectrum Spearman vs index ({regime})"] = spearmanr(np.arange(len(d)), d)[0]
-        measured[f"d1+d2+d3 share ({regime})"] = d[:3].sum() / d.sum()
-        # not the paper's K_eff: coordinates standing out of the noise floor (d_i > 2 x median d)
-        measured[f"d_i above 2x median ({regime})"] = int((d > 2 * np.median(d)).sum())
-    decays = measured["d spectrum Spearman vs index (clean)"] < -0.9
-    close = abs(measured["K_eff (clean)"] - 3) <= 3
-    holds = decays and close
-    reason = (
-        ""
-        if holds
-        else (
-            f"clean regime: K_eff = {measured['K_eff (clean)']:.0f} (true 3, tolerance 3), spectrum Spearman "
-            f"{measured['d spectrum Spearman vs index (clean)']:.2f} (needs < -0.9)"
-        )
-    )
+    est, res = fit_dcf(scale, seed, seed, **(NO_NESTED_DROPOUT if control else {}))
+    d, budget = est.d_, float(SETTINGS[scale]["dcf"]["latent_budget"])
+    head = head_size(budget, len(d))
+    measured = {
+        "K_eff": float(est.effective_dim_),
+        "K_eff x p": est.effective_dim_ / budget,
+        "PCA dimension - K_eff": float(res.extra["PCA dimension"] - est.effective_dim_),
+        "head spectrum Spearman": float(spearmanr(np.arange(head), d[:head])[0]),
+        "d1+d2+d3 share": float(d[:3].sum() / d.sum()),
+    }
+    baselines = {"PCA 95 %-variance dimension": float(res.extra["PCA dimension"]), "1/p": budget}
+    holds = measured["K_eff x p"] < 1.0 and measured["PCA dimension - K_eff"] > 0
+    holds = holds and measured["head spectrum Spearman"] < -0.8
+    reason = "" if holds else (
+        f"K_eff = {est.effective_dim_} (1/p = {budget:g}, PCA dimension {res.extra['PCA dimension']}); head "
+        f"({head} coordinates) Spearman {measured['head spectrum Spearman']:.2f} (needs < -0.8)"
+    )  # fmt: skip
     fig = Figure(figsize=(6, 3.4))
     ax = fig.add_subplot(1, 1, 1)
-    for regime, d in spectra.items():
-        ax.plot(
-            np.arange(1, len(d) + 1),
-            d,
-            marker="o",
-            ms=3,
-            label=f"{regime} (K_eff = {measured[f'K_eff ({regime})']:.0f})",
-        )
-    ax.axvline(3, color="grey", ls="--", lw=0.8, label="true dimension")
-    ax.set_xlabel("latent coordinate i"), ax.set_ylabel("d_i"), ax.set_yscale("log"), ax.legend()
-    ax.set_title("D spectrum (nested dropout, budget 10)")
+    ax.plot(np.arange(1, len(d) + 1), d, marker="o", ms=3, label=f"d_i (K_eff = {est.effective_dim_})")
+    ax.axvline(head + 0.5, color="grey", ls=":", lw=0.8, label=f"trained head ({head})")
+    ax.axvline(budget, color="C1", ls="--", lw=0.8, label="1/p")
+    ax.axvline(res.extra["PCA dimension"], color="C2", ls="--", lw=0.8, label="PCA 95 % dimension")
+    ax.set_xlabel("latent coordinate i"), ax.set_ylabel("d_i"), ax.set_yscale("log"), ax.legend(fontsize=7)
+    ax.set_title("D spectrum (noisy, tuning curves)")
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
+        baselines=baselines,
         reason=reason,
         paper={"K_eff (videos, p = 1/50)": 30},
-        elsewhere={"true latent dimension [our Lorenz-63 data]": 3},
         figures={"spectrum": fig},
     )
 
 
 @claim(
-    "dualflow/reconstruction-v2",
-    statement="held-out reconstruction R^2 of DCF compressed to 3 latent coordinates (decoded back) beats the VAE "
-    "(3-D latent) and PCA(3) by 0.05; the full round trip is reported but not judged (it goes through an "
-    "invertible flow and a square orthonormal coupling, so it is ~1 for any weights)",
+    "dualflow/reconstruction-v3",
+    statement="decoded back from its first K latent coordinates (the rest zero), DCF reconstructs the noise-free "
+    "rates (smoothed like the counts) of held-out trials better than PCA with the same K, for K = 3 and K = 1/p = "
+    "10 (paired R^2 differences > 0); the full round trip is reported, not judged (invertible for any weights)",
     paper="Monkey-reach reconstruction table (firing-rate R^2: DCF 0.999, VAE 0.618, LFADS 0.595)",
-    control="untrained DCF (learning rate 0: the encoder coupling and the flows keep their random "
-    "initialisation), whose first 3 coordinates carry no learned summary of the counts",
+    control="untrained DCF (learning rate 0, one step: the encoder coupling and the flows keep their random "
+    "initialisation), whose first K coordinates carry no learned summary",
+    judge=[
+        Interval("DCF - PCA, R2 vs rates K=3", above=0.0),
+        Interval("DCF - PCA, R2 vs rates K=1/p", above=0.0),
+    ],
 )
 def reconstruction(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    _, dcf = fit_dcf(scale, seed, "noisy", seed, **(UNTRAINED if control else {}))
-    vae = fit_vae(scale, seed, "noisy", seed)
-    pca = fit_linear_baselines(scale, seed, "noisy")["PCA"]
-    rt = dcf.extra["round trip R2"]
+    _, dcf = fit_dcf(scale, seed, seed, **(UNTRAINED if control else {}))
+    pca = fit_peers(scale, seed)["PCA"]
+    vae = fit_vae(scale, seed, seed)
+    K = budget_k(scale)
     measured = {
-        "DCF round-trip R2": rt,
-        "DCF truncated (3 coords) R2": dcf.extra["truncated R2"],
-        "DCF truncated R2 vs true rates": dcf.extra["truncated R2 vs rates"],
+        "DCF round-trip R2 (smoothed counts)": dcf.extra["round trip R2"],
+        "DCF R2 vs rates K=3": dcf.extra["R2 vs rates K=3"],
+        "DCF R2 vs rates K=1/p": dcf.extra[f"R2 vs rates K={K}"],
+        "DCF - PCA, R2 vs rates K=3": dcf.extra["R2 vs rates K=3"] - pca.extra["R2 vs rates K=3"],
+        "DCF - PCA, R2 vs rates K=1/p": dcf.extra[f"R2 vs rates K={K}"] - pca.extra[f"R2 vs rates K={K}"],
     }
     baselines = {
-        "VAE R2": vae.extra["R2"],
-        "PCA(3) R2": pca.extra["R2"],
-        "VAE R2 vs true rates": vae.extra["R2 vs rates"],
-        "PCA(3) R2 vs true rates": pca.extra["R2 vs rates"],
+        "PCA R2 vs rates K=3": pca.extra["R2 vs rates K=3"],
+        "PCA R2 vs rates K=1/p": pca.extra[f"R2 vs rates K={K}"],
+        "VAE R2 vs rates K=3": vae.extra["R2 vs rates K=3"],
     }
-    truncated = dcf.extra["truncated R2"]
-    holds = truncated > vae.extra["R2"] + MARGIN_REC and truncated > pca.extra["R2"] + MARGIN_REC
-    fig = Figure(figsize=(6.5, 3.4))
+    holds = measured["DCF - PCA, R2 vs rates K=3"] > 0 and measured["DCF - PCA, R2 vs rates K=1/p"] > 0
+    reason = "" if holds else (
+        f"vs true rates: K=3 DCF {measured['DCF R2 vs rates K=3']:.3f} vs PCA {baselines['PCA R2 vs rates K=3']:.3f}; "
+        f"K={K} DCF {measured['DCF R2 vs rates K=1/p']:.3f} vs PCA {baselines['PCA R2 vs rates K=1/p']:.3f}"
+    )  # fmt: skip
+    fig = Figure(figsize=(7, 3.4))
     ax = fig.add_subplot(1, 1, 1)
-    names = ["DCF round trip", "DCF truncated K=3", "VAE (3-D)", "PCA(3)"]
-    vals = [rt, dcf.extra["truncated R2"], vae.extra["R2"], pca.extra["R2"]]
-    ax.bar(names, vals, color=["C0", "C0", "C1", "C2"])
-    ax.set_ylabel("held-out R^2 (smoothed counts)"), ax.set_title("reconstruction, noisy regime")
-    reason = (
-        ""
-        if holds
-        else f"compressed to 3 coordinates DCF reaches R^2 {truncated:.3f} vs VAE {vae.extra['R2']:.3f} and "
-        f"PCA(3) {pca.extra['R2']:.3f}; the paper's 0.999 matches our full round trip ({rt:.3f}), which is "
-        "invertible by construction"
-    )
+    names = ["DCF K=3", "PCA K=3", "VAE K=3", f"DCF K={K}", f"PCA K={K}"]
+    vals = [measured["DCF R2 vs rates K=3"], baselines["PCA R2 vs rates K=3"], baselines["VAE R2 vs rates K=3"],
+            measured["DCF R2 vs rates K=1/p"], baselines["PCA R2 vs rates K=1/p"]]  # fmt: skip
+    ax.bar(names, vals, color=["C0", "C2", "C1", "C0", "C2"])
+    ax.set_ylabel("held-out R^2 vs true (smoothed) rates"), ax.set_title("reconstruction from K coordinates")
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
@@ -190,53 +215,62 @@ def reconstruction(scale: Scale, seed: int, control: bool = False) -> ClaimResul
     )
 
 
+def separated(d_a: np.ndarray, d_b: np.ndarray, n: int = N_LATENT) -> list[int]:
+    """Indices i < n (0-based) whose scale is separated from both neighbours by GAP in both spectra."""
+    out = []
+    for i in range(n):
+        ok = True
+        for d in (d_a, d_b):
+            ok &= bool(d[i] / d[i + 1] > GAP) and (i == 0 or bool(d[i - 1] / d[i] > GAP))
+        if ok:
+            out.append(i)
+    return out
+
+
 @claim(
-    "dualflow/identifiable-v1",
-    statement="DCF latents (first 3 coordinates, sign-aligned, no permutation) agree across 3 training seeds better "
-    "than the VAE's (even allowing the VAE the best permutation)",
+    "dualflow/identifiable-v2",
+    statement="DCF latent coordinates among the first 3 that a spectral gap separates (d_i / d_(i+1) > 1.5 and "
+    "d_(i-1) / d_i > 1.5 in both seeds; rule fixed before the run) agree across two training seeds (sign-aligned "
+    "|cos|, no permutation) better than the VAE's 3-D latent given its best permutation; no separated coordinate "
+    "scores 0",
     paper="Identifiability section (QR + normalisation + nested dropout: unique up to one sign per component); "
     "cross-seed stability figure",
     control="nested dropout off (every latent coordinate kept in every training step): the ordering the "
-    "identifiability argument rests on is gone, so coordinate i of one seed need not match coordinate i of another",
+    "identifiability argument rests on is gone",
+    judge=Interval("DCF (separated) - VAE (best permutation) cross-seed |cos|", above=0.0),
 )
 def identifiable(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     sabotage = NO_NESTED_DROPOUT if control else {}  # the one line the control changes
-    model_seeds = [seed, seed + 1000, seed + 2000]
-    dcf = [fit_dcf(scale, seed, "noisy", s, **sabotage)[1].z_test for s in model_seeds]
-    vae = [fit_vae(scale, seed, "noisy", s).z_test for s in model_seeds]
-    measured = {"DCF cross-seed |cos|": seed_consistency(dcf)}
-    # identifiability needs distinct d_i: report each coordinate separately
-    for c in range(N_LATENT):
-        measured[f"DCF cross-seed |cos| coordinate {c + 1}"] = seed_consistency([z[..., c : c + 1] for z in dcf])
-    baselines = {
-        "VAE cross-seed |cos| (best permutation)": seed_consistency(vae, allow_permutation=True),
-        "VAE cross-seed |cos| (no permutation)": seed_consistency(vae),
+    fits = [fit_dcf(scale, seed, s, **sabotage) for s in (seed, seed + 1000)]
+    vae = [fit_vae(scale, seed, s).z_test for s in (seed, seed + 1000)]
+    idx = separated(fits[0][0].d_, fits[1][0].d_)
+    dcf_z = [r.z_test for _, r in fits]
+    dcf_score = seed_consistency([z[..., idx] for z in dcf_z]) if idx else 0.0
+    vae_score = seed_consistency(vae, allow_permutation=True)
+    measured = {
+        "DCF cross-seed |cos| (separated)": dcf_score,
+        "separated coordinates": float(len(idx)),
+        "DCF cross-seed |cos| (first 3, no permutation)": seed_consistency(dcf_z),
+        "DCF (separated) - VAE (best permutation) cross-seed |cos|": dcf_score - vae_score,
     }
-    # reported only (the verdict is the noise-dominated regime, fixed in advance): the clean 20 Hz regime
-    dcf_clean = [fit_dcf(scale, seed, "clean", s, **sabotage)[1].z_test for s in model_seeds]
-    vae_clean = [fit_vae(scale, seed, "clean", s).z_test for s in model_seeds]
-    measured["DCF cross-seed |cos| (clean regime)"] = seed_consistency(dcf_clean)
-    baselines["VAE cross-seed |cos| (best permutation, clean regime)"] = seed_consistency(vae_clean, True)
-    holds = measured["DCF cross-seed |cos|"] > baselines["VAE cross-seed |cos| (best permutation)"] + MARGIN_CONSISTENCY
-    reason = (
-        ""
-        if holds
-        else (
-            f"DCF {measured['DCF cross-seed |cos|']:.3f} vs VAE "
-            f"{baselines['VAE cross-seed |cos| (best permutation)']:.3f} "
-            f"(margin {MARGIN_CONSISTENCY})"
-        )
-    )
+    for c in range(N_LATENT):
+        measured[f"DCF cross-seed |cos| coordinate {c + 1}"] = seed_consistency([z[..., c : c + 1] for z in dcf_z])
+    baselines = {"VAE cross-seed |cos| (best permutation)": vae_score, "VAE cross-seed |cos|": seed_consistency(vae)}
+    holds = dcf_score - vae_score > 0
+    reason = "" if holds else (
+        f"separated coordinates {[i + 1 for i in idx]}: DCF {dcf_score:.3f} vs VAE (best permutation) {vae_score:.3f}"
+    )  # fmt: skip
     fig = Figure(figsize=(9, 4.5))
-    for row, (name, zs) in enumerate((("DCF", dcf), ("VAE", vae))):
+    for row, (name, zs) in enumerate((("DCF", dcf_z), ("VAE", vae))):
         for c in range(N_LATENT):
             ax = fig.add_subplot(2, N_LATENT, row * N_LATENT + c + 1)
             ref = zs[0][0, :, c]
             for k, z in enumerate(zs):
                 trace = z[0, :, c]
                 sign = np.sign(np.dot(trace - trace.mean(), ref - ref.mean())) or 1.0
-                ax.plot(sign * (trace - trace.mean()) / (trace.std() + 1e-12), lw=0.8, label=f"seed {k}")
-            ax.set_title(f"{name} coordinate {c + 1}", fontsize=9)
+                ax.plot(sign * (trace - trace.mean()) / (trace.std() + 1e-12), lw=0.8, label=f"model seed {k}")
+            tag = " (separated)" if row == 0 and c in idx else ""
+            ax.set_title(f"{name} coordinate {c + 1}{tag}", fontsize=9)
     fig.axes[0].legend(fontsize=7)
     fig.tight_layout()
     return ClaimResult(
@@ -249,4 +283,48 @@ def identifiable(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     )
 
 
-CLAIMS = [better_latents_in_noise, low_dimensional_support, reconstruction, identifiable]
+@claim(
+    "dualflow/simulated-representation-v2",
+    statement="the simulated representation (the h + 1 frames before t = 20 compressed, v_theta integrated at "
+    "tau = 0 for 10 frames, latent read with (L D^1/2)^-1) follows the flowed latent of the same held-out frames "
+    "(first 3 coordinates) better than a linear autoregression of the same order fitted on the training trials' "
+    "flowed latents (latent size and ridge chosen on training trials): error ratio rollout / linear < 1",
+    paper="Inference section ('simulated' representation: compress the first frame, integrate v_theta in time at "
+    "fixed tau; plotted against the flowed one)",
+    control="dynamical loss off (beta = 0: v_theta keeps its random initialisation while the encoder and u_phi "
+    "train as before; the linear peer is refitted on that run's flowed latents)",
+    judge=Interval("rollout / linear dynamics", below=1.0),
+)
+def simulated_representation(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    _, dcf = fit_dcf(scale, seed, seed, **(NO_DYNAMICS_LOSS if control else {}))
+    ex = dcf.extra
+    measured = {
+        "rollout / linear dynamics": ex["rollout / linear dynamics"],
+        "rollout / persistence": ex["rollout / persistence"],
+        "rollout error (relative)": ex["rollout error"],
+        "rollout decoding R2": ex["rollout decoding R2"],
+    }
+    baselines = {
+        "linear dynamics error (relative)": ex["linear dynamics error"],
+        "persistence error (relative)": ex["persistence error"],
+        "linear dynamics: latent dimensions used": ex["VAR latent dimensions"],
+    }
+    holds = measured["rollout / linear dynamics"] < 1.0
+    reason = "" if holds else (
+        f"rollout error {ex['rollout error']:.3f} vs linear dynamics {ex['linear dynamics error']:.3f} "
+        f"(persistence {ex['persistence error']:.3f}; relative to the flowed latent's variance)"
+    )  # fmt: skip
+    fig = Figure(figsize=(9, 3))
+    for c in range(N_LATENT):
+        ax = fig.add_subplot(1, N_LATENT, c + 1)
+        ax.plot(ex["flowed latent"][0, :, c], "k-", label="flowed")
+        ax.plot(ex["rollout latent"][0, :, c], "C0--", label="simulated (v_theta at tau = 0)")
+        ax.plot(ex["linear dynamics latent"][0, :, c], "C2:", label="linear autoregression")
+        ax.set_title(f"coordinate {c + 1}", fontsize=9), ax.set_xlabel("frames after t = 20")
+    fig.axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return ClaimResult("holds" if holds else "fails", measured=measured, baselines=baselines, reason=reason,
+                       figures={"rollout": fig})  # fmt: skip
+
+
+CLAIMS = [better_latents, low_dimensional_support, reconstruction, identifiable, simulated_representation]

@@ -2,7 +2,7 @@
 
 Examples::
 
-    icml26 dualflow generate lorenz --regime noisy --out spikes.npz
+    icml26 dualflow generate lorenz --regime noisy --embedding tuning --out spikes.npz
     icml26 dualflow fit spikes.npz --key smoothed --budget 10 --out model.pt
     icml26 dualflow embed model.pt spikes.npz --key smoothed --components 3 --out latents.npy
     icml26 dualflow simulate model.pt spikes.npz --key smoothed --frames 20 --out forecast.npy
@@ -53,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="write a synthetic data set with ground truth (.npz)")
     g.add_argument("system", choices=["lorenz", "vanderpol", "rossler", "video"], help="which data set")
     g.add_argument("--regime", choices=["clean", "noisy"], default="noisy", help="firing-rate regime (spiking)")
+    g.add_argument(
+        "--embedding",
+        choices=["tuning", "network", "softplus"],
+        default="tuning",
+        help="latent -> rates (spiking): tuning curves, random 2-layer net (nonlinear), softplus (near-linear)",
+    )
     g.add_argument("--trials", type=_AXIS, default=200, help="trials (videos)")
     g.add_argument("--time", type=_AXIS, default=100, help="time bins (frames) per trial")
     g.add_argument("--neurons", type=_AXIS, default=60, help="neurons (spiking data sets)")
@@ -130,9 +136,17 @@ def main(argv: list[str] | None = None) -> int:
                 n_time=args.time,
                 n_neurons=args.neurons,
                 regime=args.regime,
+                embedding=args.embedding,
                 seed=args.seed,
             )
-            save_npz(args.out, spikes=ds.spikes, smoothed=ds.smoothed, rates=ds.rates, latents=ds.latents)
+            save_npz(
+                args.out,
+                spikes=ds.spikes,
+                smoothed=ds.smoothed,
+                rates=ds.rates,
+                smoothed_rates=ds.smoothed_rates,
+                latents=ds.latents,
+            )
         print(f"wrote {args.out}")
     elif args.verb == "fit":
         from icml26.dualflow.config import preset

@@ -2,7 +2,8 @@
 
 ``paper`` follows the paper's monkey-reach setting (MLPs of depth 4 and width 256, history h = 10,
 nested-dropout rate p = 1/50); ``small`` is the laptop reconstruction of ``papers/dualflow.md`` §7
-(width 96, depth 3, h = 2, p = 1/10, 1,000 steps at batch 128: about a minute on a shared 2-core CPU);
+(width 64, depth 3, h = 2, p = 1/10, 600 steps at batch 128: 15-30 s on a shared 2-core CPU; the notes'
+3,000 steps at width 128 and batch 256 cost about 20x more);
 ``smoke`` runs in seconds.
 """
 
@@ -55,7 +56,7 @@ class DualFlowConfig:
 
 PRESETS = {
     "smoke": DualFlowConfig(hidden=64, depth=2, n_steps=150, batch_size=128),
-    "small": DualFlowConfig(hidden=96, n_steps=1000, batch_size=128),
+    "small": DualFlowConfig(hidden=64, n_steps=600, batch_size=128),
     "paper": DualFlowConfig(latent_budget=50.0, history=10, hidden=256, depth=4, n_steps=50_000),
 }
 

@@ -3,9 +3,12 @@
 Generators (reconstruction of the paper's toy settings, see ``papers/dualflow.md`` §7):
 
 - :func:`make_spiking_dataset` — a low-dimensional chaotic or oscillatory system (Lorenz-63, Van der Pol,
-  Rössler) embedded into ``n_neurons`` Poisson neurons, ``rates = softplus(W z + c)``, binned, then
-  Gaussian-smoothed (the paper applies the method to smoothed counts only). ``regime="noisy"`` lowers the
-  mean rate so that Poisson noise dominates the signal.
+  Rössler) embedded into ``n_neurons`` Poisson neurons, binned, then Gaussian-smoothed (the paper applies the
+  method to smoothed counts only). Three embeddings of the latent z into rates: ``"tuning"`` (Gaussian tuning
+  curves centred on random points of the attractor: linear methods fail, PCA(3) of the noise-free rates
+  decodes the Lorenz state with R^2 ~0.3), ``"network"`` (a random 2-layer network with sine hidden units,
+  also nonlinear) and ``"softplus"`` (``softplus(W z + c)``: almost linear, the v1 setting).
+  ``regime="noisy"`` lowers the mean rate so that Poisson noise dominates the signal.
 - :func:`make_rotating_video` — a small video of a rotating two-blob object; the ground truth is the angle.
 
 Loaders: :func:`load_array` (``.npy`` / ``.npz``), :func:`load_nwb` (when ``pynwb`` is installed) and
@@ -37,6 +40,9 @@ SYSTEMS = ("lorenz", "vanderpol", "rossler")
 _SYSTEM_SETTINGS = {"lorenz": (0.01, 5, 1500, 3), "vanderpol": (0.02, 5, 1500, 2), "rossler": (0.05, 5, 2000, 3)}
 # mean firing rate in Hz per regime (papers/dualflow.md §7: clean 20 Hz, noise-dominated 3 Hz)
 REGIME_RATES = {"clean": 20.0, "noisy": 3.0}
+EMBEDDINGS = ("tuning", "network", "softplus")
+#: Width of the Gaussian tuning curves in units of the standardised latent (narrow: strongly nonlinear).
+TUNING_WIDTH = 0.6
 
 
 #: Most values a generated data set may hold per array (several float64 arrays of this size: ~2 GB in all).
@@ -113,6 +119,9 @@ class SpikingDataset:
         True latent state (standardised per dimension).
     bin_size : float
         Bin width in seconds.
+    smoothed_rates : array of shape (n_trials, n_time, n_neurons) or None
+        The true rates smoothed with the same kernel as the counts: the expectation of ``smoothed``, the
+        noise-free target a reconstruction of the smoothed counts should be scored against.
     """
 
     spikes: np.ndarray
@@ -120,6 +129,7 @@ class SpikingDataset:
     rates: np.ndarray
     latents: np.ndarray
     bin_size: float
+    smoothed_rates: np.ndarray | None = None
 
 
 def make_spiking_dataset(
@@ -131,8 +141,9 @@ def make_spiking_dataset(
     bin_size: float = 0.02,
     smooth_bins: float = 2.0,
     seed: int = 0,
+    embedding: str = "tuning",
 ) -> SpikingDataset:
-    """Latent dynamics embedded into Poisson neurons: ``rates = softplus(W z + c)``, ``W ~ N(0, 1/3)``.
+    """Latent dynamics embedded into Poisson neurons through a known (nonlinear) map z -> rates.
 
     Parameters
     ----------
@@ -145,7 +156,16 @@ def make_spiking_dataset(
     smooth_bins : float
         Standard deviation of the Gaussian smoothing kernel, in bins.
     seed : int
+    embedding : {"tuning", "network", "softplus"}
+        How the standardised latent z drives the rates (before scaling to the regime's mean rate):
+
+        - ``"tuning"``: ``exp(-|z - c_n|^2 / (2 w^2))`` with centres c_n drawn from the attractor's own states
+          and w = ``TUNING_WIDTH`` (place-field-like; linear read-outs of the rates fail);
+        - ``"network"``: ``softplus(2 sin(z W1 + b1) W2 + c)``, 64 random sine units, ``W1 ~ N(0, 4)``;
+        - ``"softplus"``: ``softplus(W z + c)``, ``W ~ N(0, 1/3)`` (nearly linear; issue 16).
     """
+    if embedding not in EMBEDDINGS:
+        raise ValueError(f"embedding must be one of {EMBEDDINGS}; got {embedding!r}")
     if regime not in REGIME_RATES:
         raise ValueError(f"regime must be one of {tuple(REGIME_RATES)}; got {regime!r}")
     for name, value in (("n_trials", n_trials), ("n_time", n_time), ("n_neurons", n_neurons)):
@@ -155,13 +175,38 @@ def make_spiking_dataset(
     rng = np.random.default_rng(seed)
     z = integrate_system(system, n_trials, n_time, rng)  # (n, T, d)
     z = (z - z.reshape(-1, z.shape[-1]).mean(0)) / z.reshape(-1, z.shape[-1]).std(0)
-    W = rng.normal(0.0, np.sqrt(1.0 / 3.0), size=(z.shape[-1], n_neurons))
-    c = rng.normal(0.0, 0.5, size=n_neurons)
-    drive = np.logaddexp(0.0, z @ W + c)  # softplus, (n, T, N)
+    drive = _embed(z, n_neurons, embedding, rng)  # (n, T, N), non-negative
     rates = drive / drive.mean() * REGIME_RATES[regime] * bin_size  # expected counts per bin
     spikes = rng.poisson(rates).astype(float)
-    smoothed = gaussian_filter1d(spikes, smooth_bins, axis=1, mode="nearest") if smooth_bins > 0 else spikes
-    return SpikingDataset(spikes=spikes, smoothed=smoothed, rates=rates, latents=z, bin_size=bin_size)
+    smooth = (lambda a: gaussian_filter1d(a, smooth_bins, axis=1, mode="nearest")) if smooth_bins > 0 else np.copy
+    return SpikingDataset(
+        spikes=spikes,
+        smoothed=smooth(spikes),
+        rates=rates,
+        latents=z,
+        bin_size=bin_size,
+        smoothed_rates=smooth(rates),
+    )
+
+
+def _embed(z: np.ndarray, n_neurons: int, embedding: str, rng: np.random.Generator) -> np.ndarray:
+    """Non-negative drive of each neuron from the standardised latent z (n, T, d); see make_spiking_dataset."""
+    d = z.shape[-1]
+    if embedding == "tuning":
+        flat = z.reshape(-1, d)
+        centres = flat[rng.choice(len(flat), size=n_neurons)]  # preferred states lie on the attractor
+        sq = ((z[..., None, :] - centres) ** 2).sum(-1)
+        return np.exp(-sq / (2 * TUNING_WIDTH**2)) + 1e-3  # a small floor: no neuron is exactly silent
+    if embedding == "network":
+        n_hidden = 64
+        W1 = rng.normal(0.0, 2.0, size=(d, n_hidden))
+        b1 = rng.uniform(0.0, 2 * np.pi, size=n_hidden)
+        W2 = rng.normal(0.0, 1.0 / np.sqrt(n_hidden), size=(n_hidden, n_neurons))
+        c = rng.normal(0.0, 0.5, size=n_neurons)
+        return np.logaddexp(0.0, 2.0 * np.sin(z @ W1 + b1) @ W2 + c)
+    W = rng.normal(0.0, np.sqrt(1.0 / 3.0), size=(d, n_neurons))
+    c = rng.normal(0.0, 0.5, size=n_neurons)
+    return np.logaddexp(0.0, z @ W + c)  # softplus
 
 
 def make_rotating_video(

@@ -117,6 +117,9 @@ class DualFlow(TransformerMixin, BaseEstimator):
         (alpha, beta, eta) of L = alpha L_cf + beta L_df + eta L_align.
     max_latent : int or None
         Number m of latent coordinates (columns of L); default: the number of features.
+    init_d : float
+        Initial value of every scale d_i (small, so coordinates that nested dropout rarely unmasks do not
+        hold sum(d) before they are trained).
     solver : {"dopri5", "rk4"}
         ODE solver for transform / inverse_transform.
     rtol, atol : float
@@ -161,6 +164,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
         lr: float = 1e-3,
         weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
         max_latent: int | None = None,
+        init_d: float = 0.05,
         solver: str = "dopri5",
         rtol: float = 1e-5,
         atol: float = 1e-5,
@@ -180,6 +184,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
         self.lr = lr
         self.weights = weights
         self.max_latent = max_latent
+        self.init_d = init_d
         self.solver = solver
         self.rtol = rtol
         self.atol = atol
@@ -222,7 +227,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
             raise ValueError("history must be >= 0 and n_steps, batch_size >= 1")
         if int(self.n_steps) > MAX_STEPS:
             raise ValueError(f"n_steps must be at most {MAX_STEPS:,}; got {self.n_steps}")
-        for name, low in (("latent_budget", 0.0), ("dt", 0.0), ("lr", None)):
+        for name, low in (("latent_budget", 0.0), ("dt", 0.0), ("init_d", 0.0), ("lr", None)):
             value = float(getattr(self, name))
             if not np.isfinite(value) or (value <= low if low is not None else value < 0):
                 raise ValueError(f"{name} must be a finite number {'> 0' if low is not None else '>= 0'}; got {value}")
@@ -286,7 +291,15 @@ class DualFlow(TransformerMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         with torch.random.fork_rng():
             torch.manual_seed(int(rng.integers(2**31)))
-            model = DCFModel(n_kept, m, history=h, hidden=self.hidden, depth=self.depth, frame_shape=self.frame_shape)
+            model = DCFModel(
+                n_kept,
+                m,
+                history=h,
+                hidden=self.hidden,
+                depth=self.depth,
+                frame_shape=self.frame_shape,
+                init_d=float(self.init_d),
+            )
             # the coupling's scales and frame (b, L, D) get a 10x learning rate: d must travel several orders of
             # magnitude in log space while the networks take small steps
             coupling = [model.encoder.log_d, model.encoder.A, model.encoder.b]

@@ -10,8 +10,11 @@ from scipy.stats import spearmanr
 
 __all__ = [
     "heldout_r2",
+    "knn_decoding_r2",
+    "knn_overlap",
     "latent_decoding_r2",
     "mean_canonical_correlation",
+    "pca_dimension",
     "reconstruction_r2",
     "seed_consistency",
     "temporal_neighbour_preservation",
@@ -37,6 +40,55 @@ def latent_decoding_r2(z_train: np.ndarray, s_train: np.ndarray, z_test: np.ndar
     coef, *_ = np.linalg.lstsq(Z, _flat(s_train), rcond=None)
     pred = np.column_stack([_flat(z_test), np.ones(len(_flat(z_test)))]) @ coef
     return heldout_r2(s_test, pred.reshape(*np.shape(s_test)[:2], -1))
+
+
+def _standardise_columns(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
+    mean, std = train.mean(0), train.std(0)
+    std = np.where(std > 0, std, 1.0)
+    return [(a - mean) / std for a in (train, *others)]
+
+
+def knn_decoding_r2(
+    z_train: np.ndarray, s_train: np.ndarray, z_test: np.ndarray, s_test: np.ndarray, n_neighbours: int = 10
+) -> float:
+    """Nonlinear decoding of the true state: k-nearest-neighbour regression on per-coordinate standardised
+    latents (fitted on train trials), R^2 on test trials. Invariant to a scale per coordinate."""
+    from sklearn.neighbors import KNeighborsRegressor
+
+    a, b = _standardise_columns(_flat(z_train), _flat(z_test))
+    pred = KNeighborsRegressor(n_neighbors=n_neighbours).fit(a, _flat(s_train)).predict(b)
+    return heldout_r2(s_test, pred.reshape(*np.shape(s_test)[:2], -1))
+
+
+def knn_overlap(z: np.ndarray, truth: np.ndarray, n_neighbours: int = 10) -> float:
+    """Mean fraction of each frame's ``n_neighbours`` nearest latent neighbours (Euclidean, per-coordinate
+    standardised latent) that are also among its ``n_neighbours`` nearest neighbours in the true state.
+
+    1 for the true state itself (or any scaled copy of it); about ``n_neighbours / n_frames`` for noise.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    (a,) = _standardise_columns(_flat(z))
+    t = _flat(truth)
+    if len(a) != len(t):
+        raise ValueError(f"latent and truth hold different frame counts ({len(a)} vs {len(t)})")
+    k = int(n_neighbours)
+    ia = NearestNeighbors(n_neighbors=k + 1).fit(a).kneighbors(a, return_distance=False)[:, 1:]
+    it = NearestNeighbors(n_neighbors=k + 1).fit(t).kneighbors(t, return_distance=False)[:, 1:]
+    hits = (ia[:, :, None] == it[:, None, :]).any(-1)
+    return float(hits.mean())
+
+
+def pca_dimension(x: np.ndarray, threshold: float = 0.95, standardise: bool = True) -> int:
+    """Fewest principal components holding ``threshold`` of the variance of the frames (features standardised
+    as DualFlow standardises them)."""
+    f = _flat(x)
+    f = f - f.mean(0)
+    if standardise:
+        std = f.std(0)
+        f = f[:, std > 0] / std[std > 0]
+    s = np.linalg.svd(f, compute_uv=False) ** 2
+    return int(np.searchsorted(np.cumsum(s) / s.sum(), threshold - 1e-12) + 1)
 
 
 def mean_canonical_correlation(a: np.ndarray, b: np.ndarray) -> float:

@@ -100,9 +100,22 @@ class EncoderCoupling(nn.Module):
         Cap on the per-sample l2 norm of the raw encoder output.
     momentum : float
         EMA momentum of the running mean and variance.
+    init_d : float
+        Initial value of every scale d_i. Small (default 0.05): a coordinate that nested dropout rarely unmasks
+        keeps a small d_i until it has been trained, so sum(d) and K_eff measure what was learned, not the
+        initialisation (issue 16: with d_i = 1 the untrained tail held most of sum(d)).
     """
 
-    def __init__(self, n_features: int, n_latent: int, hidden: int, depth: int, norm_cap: float, momentum: float):
+    def __init__(
+        self,
+        n_features: int,
+        n_latent: int,
+        hidden: int,
+        depth: int,
+        norm_cap: float,
+        momentum: float,
+        init_d: float = 0.05,
+    ):
         super().__init__()
         layers: list[nn.Module] = []
         width = n_features
@@ -113,7 +126,9 @@ class EncoderCoupling(nn.Module):
         self.mu = nn.Sequential(*layers)
         self.b = nn.Parameter(torch.zeros(n_features))
         self.A = nn.Parameter(torch.linalg.qr(torch.randn(n_features, n_latent))[0])  # L = QR(A).Q
-        self.log_d = nn.Parameter(torch.zeros(n_latent))  # d = exp(log_d) > 0, starts at 1 (standardised data)
+        if not init_d > 0:
+            raise ValueError(f"init_d must be positive; got {init_d}")
+        self.log_d = nn.Parameter(torch.full((n_latent,), math.log(init_d)))  # d = exp(log_d) > 0
         self.register_buffer("running_mean", torch.zeros(n_latent))
         self.register_buffer("running_var", torch.ones(n_latent))
         self.register_buffer("n_updates", torch.zeros((), dtype=torch.long))
@@ -179,13 +194,14 @@ class DCFModel(nn.Module):
         norm_cap: float | None = None,
         momentum: float = 0.99,
         frame_shape: tuple[int, int] | None = None,
+        init_d: float = 0.05,
     ) -> None:
         super().__init__()
         if not 1 <= n_latent <= n_features:
             raise ValueError(f"n_latent must lie in [1, n_features={n_features}]; got {n_latent}")
         self.n_features, self.n_latent, self.history = n_features, n_latent, history
         cap = 3.0 * math.sqrt(n_latent) if norm_cap is None else norm_cap
-        self.encoder = EncoderCoupling(n_features, n_latent, hidden, depth, cap, momentum)
+        self.encoder = EncoderCoupling(n_features, n_latent, hidden, depth, cap, momentum, init_d)
         if frame_shape is None:
             self.u_phi = FlowMLP(n_features, n_features, 1, hidden, depth)
             self.v_theta = FlowMLP(n_features * (history + 2), n_features, 2, hidden, depth)
