@@ -2,7 +2,9 @@
 
 Run in order with ``{tmp}`` replaced by a work directory: ``simulate`` writes two short Kolmogorov-flow
 trajectories, ``train`` runs two steps of stage 1, resumes it, and warm-starts stage 2 from it, ``forecast``
-rolls the stage-2 model out from trajectory 1 and ``evaluate`` scores it against the same trajectory. Each
+rolls the stage-2 model out from trajectory 1 and ``evaluate`` scores it against the same trajectory;
+``experiment`` trains both stages on the file and scores them against persistence and climatology on the
+held-out trajectory. Each
 takes a few seconds on one core.
 """
 
@@ -79,4 +81,19 @@ EXAMPLES = [
         "cpu",
     ],
     ["evaluate", "{tmp}/forecast.nc", "--truth", "{tmp}/flow.nc", "--trajectory", "1", "--json", "{tmp}/scores.json"],
+    [
+        "experiment",
+        "--data",
+        "{tmp}/flow.nc",
+        "--preset",
+        "smoke",
+        "--variables",
+        "vorticity",
+        "--seed",
+        "2",
+        "--device",
+        "cpu",
+        "--json",
+        "{tmp}/experiment.json",
+    ],
 ]

@@ -94,3 +94,24 @@ def test_evaluate_reads_the_truth_like_the_init_a_wb2_file(tmp_path):
     forecast = ["forecast", "--checkpoint", str(det), "--init", str(data), "--time", "1", "--members", "2"]
     assert main([*forecast, "--steps", "2", "--out", str(fc), "--device", "cpu"]) == 0
     assert main(["evaluate", str(fc), "--truth", str(data)]) == 0
+
+
+def test_experiment_verb_scores_against_baselines_and_refuses_short_data(tmp_path, capsys):
+    import json
+
+    import numpy as np
+
+    from icml26 import cli
+
+    data, out = tmp_path / "traj.nc", tmp_path / "exp.json"
+    assert main(["simulate", "--out", str(data), "--preset", "smoke", "--trajectories", "2", "--frames", "6"]) == 0
+    argv = ["experiment", "--data", str(data), "--preset", "smoke", "--device", "cpu", "--json", str(out)]
+    assert main(argv) == 0
+    res = json.loads(out.read_text())
+    assert set(res["scores"]) == {"ucast", "mc_dropout", "det", "persistence", "climatology"}
+    assert np.isfinite(res["scores"]["ucast"]["ssr"]).all() and "climatology" in capsys.readouterr().out
+    xr.open_dataset(data).isel(trajectory=0, time=slice(0, 5)).to_netcdf(tmp_path / "short.nc")
+    code = cli.main(["ucast", "experiment", "--data", str(tmp_path / "short.nc"), "--json", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "time split" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()

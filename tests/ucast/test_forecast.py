@@ -150,3 +150,4 @@ def test_paper_latency_claim_runs_on_a_gpu():
 
     result = paper_latency(Scale.PAPER, 0)
     assert result.verdict in ("holds", "fails") and result.measured["seconds"] > 0
+    assert result.measured["members"] == 10 and result.measured["steps"] == 30 and "device " in result.reason

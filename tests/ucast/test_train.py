@@ -1,5 +1,6 @@
 """Training recipe: both stages learn, schedule shape, exact resume, DDP on CPU with gloo."""
 
+import json
 import os
 import subprocess
 import sys
@@ -129,26 +130,126 @@ def test_bad_training_inputs(tmp_path):
         load_checkpoint(tmp_path / "junk.pt")
 
 
-@pytest.mark.parametrize("stage", ["prob"])
-def test_ddp_two_cpu_processes_stay_in_sync(tmp_path, stage):
+def _write_pairs(path: Path, n=3, t=6) -> np.ndarray:
+    """Two channels ``a``, ``b`` of n trajectories x t times on the 8 x 8 grid, written to NetCDF."""
+    import xarray as xr
+
+    z = np.random.default_rng(0).normal(size=(n, t, 2, H, W)).astype(np.float32)
+    dims = ("trajectory", "time", "lat", "lon")
+    coords = {"lat": np.linspace(-80, 80, H), "lon": np.arange(W) * 45.0}
+    xr.Dataset({"a": (dims, z[:, :, 0]), "b": (dims, z[:, :, 1])}, coords=coords).to_netcdf(path)
+    return z
+
+
+def test_lazy_windows_equal_the_in_memory_ones(tmp_path):
+    import xarray as xr
+
+    from icml26.ucast.data import load_wb2
+    from icml26.ucast.train import WindowDataset
+
+    z = _write_pairs(tmp_path / "d.nc")
+    ones = np.ones(2, np.float32)
+    model = UCast(
+        ModelConfig(channels=(4, 8)),
+        2,
+        0 * ones + 0.5,
+        2 * ones,
+        ones,
+        np.zeros((0, H, W)),
+        np.linspace(-80, 80, H),
+        np.arange(W) * 45.0,
+    )
+    zn = model.normalise(torch.as_tensor(z)).numpy()
+    with xr.open_dataset(tmp_path / "d.nc") as ds:
+        ds.to_zarr(tmp_path / "d.zarr", zarr_format=2)
+        lazy = WindowDataset.from_xarray(ds, ["a", "b"], model)
+        eager = WindowDataset.from_array(zn)
+        assert len(lazy) == len(eager) == 3 * 4
+        for i in (0, 5, 11):
+            for a, b in zip(lazy[i], eager[i]):
+                torch.testing.assert_close(a, b)
+    zarr = load_wb2(tmp_path / "d.zarr", lazy=True)  # WB2 loader, nothing read yet
+    assert not zarr["a"].variable._in_memory
+    for a, b in zip(WindowDataset.from_xarray(zarr, ["a", "b"], model)[7], eager[7]):
+        torch.testing.assert_close(a, b)
+
+
+def test_step_batches_split_each_epoch_between_ranks_and_resume_mid_epoch():
+    from icml26.ucast.train import StepBatches
+
+    data = list(range(10))
+    sam = [torch.utils.data.DistributedSampler(data, num_replicas=2, rank=r, shuffle=True, seed=3) for r in (0, 1)]
+    first = [next(iter(StepBatches(s, 5, 0, 1))) for s in sam]
+    assert sorted(first[0] + first[1]) == data  # one epoch: each rank reads its own half
+    full = list(StepBatches(sam[0], 2, 0, 6))  # 2.4 epochs of rank 0
+    assert list(StepBatches(sam[0], 2, 3, 6)) == full[3:]  # resumed at step 3 (mid-epoch): same batches
+
+
+def _torchrun(tmp_path, nproc: int, *args) -> subprocess.CompletedProcess:
     worker = Path(__file__).with_name("_ddp_worker.py")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node=2",
-        str(worker),
-        str(tmp_path),
-        stage,
-    ]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", str(worker)]
+    return subprocess.run([*cmd, *map(str, args)], env=env, capture_output=True, text=True, timeout=240)
+
+
+@pytest.mark.parametrize("stage", ["prob"])
+def test_ddp_two_cpu_ranks_read_their_own_windows_and_resume_on_one(tmp_path, stage):
+    _write_pairs(tmp_path / "d.nc")
+    proc = _torchrun(tmp_path, 2, tmp_path, tmp_path / "d.nc", stage)
     assert proc.returncode == 0, proc.stderr[-3000:]
     r0 = torch.load(tmp_path / "rank0.pt", weights_only=True)
     r1 = torch.load(tmp_path / "rank1.pt", weights_only=True)
     for k in r0:
         torch.testing.assert_close(r0[k], r1[k], msg=k)  # all-reduced gradients keep replicas identical
+    reads = [json.loads((tmp_path / f"read{r}.json").read_text()) for r in (0, 1)]
+    w0, w1 = ({tuple(w) for w in r["windows"]} for r in reads)
+    assert len(w0) == len(w1) == 4 and not w0 & w1  # 2 steps x 2 windows each, no window read twice
+    assert all(r["device"] == "cpu" for r in reads)
     ckpt = torch.load(tmp_path / "ckpt.pt", weights_only=True)
     assert ckpt["step"] == 2 and ckpt["stage"] == stage
     assert ckpt["model"]["net.head.2.weight"].abs().sum() > 0  # the zero-initialised head has been trained
+    # resume across world sizes: the 2-rank checkpoint continues in one process, to the schedule's end
+    ones = np.ones(2, np.float32)
+    model = UCast(
+        ModelConfig(channels=(4, 8)),
+        2,
+        0 * ones,
+        ones,
+        ones,
+        np.zeros((1, H, W)),
+        np.linspace(-80, 80, H),
+        np.arange(W) * 45.0,
+    )
+    z = np.random.default_rng(1).normal(size=(2, 5, 2, H, W)).astype(np.float32)
+    cfg = TrainConfig(stage=stage, steps=3, batch_size=4, warmup=1, log_every=1)
+    _, hist = train_stage(model, z, cfg, resume=tmp_path / "ckpt.pt", checkpoint=tmp_path / "c3.pt")
+    assert torch.load(tmp_path / "c3.pt", weights_only=True)["step"] == 3 and hist[-1]["step"] == 2
+
+
+@pytest.mark.gpu
+def test_torchrun_puts_the_rank_on_its_local_gpu(tmp_path):
+    """One GPU: the rank's model lands on cuda:LOCAL_RANK (cuda:0), not on the bare 'cuda' device."""
+    _write_pairs(tmp_path / "d.nc")
+    worker = Path(__file__).with_name("_ddp_gpu_worker.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", str(worker)]
+    proc = subprocess.run(
+        [*cmd, str(tmp_path), str(tmp_path / "d.nc")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads((tmp_path / "gpu.json").read_text()) == {"device": "cuda:0", "current": 0, "step": 2}
+
+
+def test_a_torchrun_rank_takes_the_gpu_of_its_local_rank(monkeypatch):
+    """Without a GPU: the device logic alone (torch.cuda.set_device recorded, not called)."""
+    from icml26.ucast import train
+
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert train._distributed(torch.device("cuda")) == (0, 1, torch.device("cuda", 3))
+    assert chosen == [torch.device("cuda", 3)]
+    assert train._distributed(torch.device("cpu")) == (0, 1, torch.device("cpu"))  # CPU ranks stay on CPU
+    monkeypatch.delenv("LOCAL_RANK")
+    assert train._distributed(torch.device("cuda")) == (0, 1, torch.device("cuda"))  # no torchrun: as asked

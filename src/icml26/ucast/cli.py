@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_int
+from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_int, seed_int
 from icml26._util.io import atomic_output, check_output_path
 
 #: Simulated trajectory frames in all (trajectories x frames): each costs ~25 spectral solver steps.
@@ -17,6 +17,18 @@ MAX_SIM_FRAMES = 200_000
 #: Forecast values in all (members x steps x channels x lat x lon), float32: about 2 GB.
 MAX_FORECAST_VALUES = 500_000_000
 _STEPS = bounded_int(1, 10_000_000, what="training steps")
+PRESETS = ["smoke", "small", "paper"]
+_DATA_PRESET_HELP = (
+    "size preset (default: 'era5', the library's preset for real fields, when the data have datetime times; "
+    "'small' for the simulator's)"
+)
+
+
+def _data_preset(name: str | None, ds) -> str:
+    """The preset asked for, or the default for these data: ``era5`` for real (datetime) times, else ``small``."""
+    if name is not None:
+        return name
+    return "era5" if np.issubdtype(np.asarray(ds.time.values).dtype, np.datetime64) else "small"
 
 
 def _simulate(args) -> int:
@@ -67,49 +79,62 @@ def _pick_trajectory(ds, index: int | None, path: str):
 
 
 def _load_training_data(path: str, variables: list[str] | None):
-    from icml26.ucast.data import dataset_to_array, load_wb2, time_forcings
+    """The data set opened lazily (each rank of a DDP run reads only its own windows), the variables, the
+    static fields (read) and the time forcings (T, F)."""
+    from icml26.ucast.data import load_wb2, time_forcings
 
-    ds = load_wb2(path)
+    ds = load_wb2(path, variables, lazy=True)
     static_names = [v for v in ds.data_vars if "time" not in ds[v].dims]
     if variables is None:
         variables = [v for v in ds.data_vars if v not in static_names]
-    x = dataset_to_array(ds, variables)  # (N, T, C, H, W)
-    static = np.stack([ds[v].values for v in static_names]) if static_names else np.zeros((0, *x.shape[-2:]))
-    forc = time_forcings(ds.time.values)  # (T, F)
-    forcings = np.broadcast_to(forc, (x.shape[0], *forc.shape)).copy()
-    return ds, x, variables, static, forcings
+    if not variables:
+        raise ValueError(f"{path}: no variable with a time dimension to train on")
+    static = (
+        np.stack([ds[v].values for v in static_names])
+        if static_names
+        else np.zeros((0, ds.sizes["lat"], ds.sizes["lon"]))
+    )
+    return ds, variables, static, time_forcings(ds.time.values)
+
+
+#: Normalisation statistics of a new model come from at most this many trajectories x times (read once).
+NORM_TRAJ, NORM_TIMES = 8, 200
 
 
 def _train(args) -> int:
-    import torch
+    import os
+    from dataclasses import replace
 
     from icml26._util import resolve_device
     from icml26.ucast.config import get_preset
-    from icml26.ucast.data import Normalizer
+    from icml26.ucast.data import Normalizer, dataset_to_array
     from icml26.ucast.model import UCast
-    from icml26.ucast.train import load_checkpoint, train_stage
+    from icml26.ucast.train import WindowDataset, load_checkpoint, train_stage
 
     check_output_path(args.checkpoint)
-    preset = get_preset(args.preset)
+    device = resolve_device(args.device)
+    ds, variables, static, forcings = _load_training_data(args.data, args.variables)
+    preset = get_preset(_data_preset(args.preset, ds))
     cfg = preset.det if args.stage == "det" else preset.prob
     if args.steps:
-        from dataclasses import replace
-
         cfg = replace(cfg, steps=args.steps)
-    device = resolve_device(args.device)
-    ds, x, variables, static, forcings = _load_training_data(args.data, args.variables)
-    if x.shape[1] < 3:
-        raise ValueError(f"{args.data}: {x.shape[1]} times; training needs at least 3 per trajectory")
+    if ds.sizes["time"] < 3:
+        raise ValueError(f"{args.data}: {ds.sizes['time']} times; training needs at least 3 per trajectory")
+    grid = (ds.sizes["lat"], ds.sizes["lon"])
     if args.init is not None:
         model = load_checkpoint(args.init)
-        if model.variables != variables or model.grid != x.shape[-2:]:
+        if model.variables != variables or model.grid != grid:
             raise ValueError(
                 f"--init checkpoint has variables {model.variables} on grid {model.grid}; the data "
-                f"have {variables} on {x.shape[-2:]}"
+                f"have {variables} on {grid}"
             )
     elif args.stage == "prob" and args.resume is None:
         raise ValueError("stage 'prob' warm-starts from a stage-1 checkpoint: pass --init")
     else:
+        sub = ds.isel(trajectory=slice(0, NORM_TRAJ)) if "trajectory" in ds.dims else ds
+        x = dataset_to_array(sub.isel(time=slice(0, NORM_TIMES)), variables)  # (n, t, C, H, W), a sample
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{args.data}: the training data contain NaN or inf")
         norm = Normalizer.fit(x)
         s = static.astype(np.float32)
         s = (s - s.mean(axis=(1, 2), keepdims=True)) / (s.std(axis=(1, 2), keepdims=True) + 1e-6)
@@ -125,19 +150,18 @@ def _train(args) -> int:
             forcings.shape[-1],
             variables,
         )
-    z = model.normalise(torch.as_tensor(x)).numpy()
+    data = WindowDataset.from_xarray(ds, variables, model, forcings)
     _, history = train_stage(
         model,
-        z,
+        data,
         cfg,
-        forcings=forcings,
         seed=args.seed,
         device=device,
         checkpoint=args.checkpoint,
         resume=args.resume,
         progress=True,
     )
-    if int(__import__("os").environ.get("RANK", "0")) == 0:
+    if int(os.environ.get("RANK", "0")) == 0:
         print(f"stage {args.stage}: {cfg.steps} steps, last loss {history[-1]['loss']:.4f}; wrote {args.checkpoint}")
     return 0
 
@@ -224,6 +248,32 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _experiment(args) -> int:
+    from icml26._util import resolve_device
+    from icml26.ucast.experiment import run_on_data
+
+    if args.json:
+        check_output_path(args.json)
+    from icml26.ucast.data import load_wb2
+
+    device = resolve_device(args.device)
+    ds = load_wb2(args.data, args.variables)
+    res = run_on_data(ds, _data_preset(args.preset, ds), seed=args.seed, variables=args.variables, device=device)
+    if args.json:
+        with atomic_output(args.json) as tmp:
+            Path(tmp).write_text(json.dumps(res, indent=1))
+    print(f"{args.data}: {', '.join(res['variables'])}; split {res['split']}; {res['n_test_inits']} initial conditions")
+    print("area-weighted scores in normalised units, mean over variables (climatology: training-set mean)")
+    print(f"{'model':>12} {'lead':>5} {'crps':>9} {'rmse':>9} {'ssr':>7}")
+    for name, sc in res["scores"].items():
+        for j, lead in enumerate(res["leads"]):
+            ssr = f"{sc['ssr'][j]:7.3f}" if "ssr" in sc else f"{'-':>7}"
+            print(f"{name:>12} {lead:>5} {sc['crps'][j]:9.4f} {sc['rmse'][j]:9.4f} {ssr}")
+    if args.json:
+        print(f"wrote {args.json}")
+    return 0
+
+
 def _open_forecast(path: str):
     """Open a NetCDF file or a Zarr store lazily, with one line naming the file for every way that can fail."""
     import xarray as xr
@@ -245,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="simulate Kolmogorov-flow trajectories (the ERA5 stand-in) to NetCDF")
     p.add_argument("--out", required=True, help="NetCDF file to write")
-    p.add_argument("--preset", default="small", choices=["smoke", "small", "paper"], help="size preset")
+    p.add_argument("--preset", default="small", choices=PRESETS, help="size preset")
     p.add_argument(
         "--trajectories",
         type=bounded_int(1, MAX_SIM_FRAMES, what="simulator limit"),
@@ -258,19 +308,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="frames per trajectory (default: the preset's)",
     )
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     p.set_defaults(func=_simulate)
 
     p = sub.add_parser("train", help="train stage 1 (det, MAE) or stage 2 (prob, fair CRPS); torchrun for DDP")
     p.add_argument("--stage", choices=["det", "prob"], required=True, help="training stage")
     p.add_argument("--data", required=True, help="NetCDF/Zarr with (trajectory?, time, lat, lon) variables")
     p.add_argument("--variables", nargs="*", default=None, help="variables to model (default: all with time)")
-    p.add_argument("--preset", default="small", choices=["smoke", "small", "paper"], help="size preset")
+    p.add_argument("--preset", default=None, choices=PRESETS, help=_DATA_PRESET_HELP)
     p.add_argument("--checkpoint", required=True, help="where to write the checkpoint")
     p.add_argument("--init", default=None, help="checkpoint to warm-start from (stage 1 for stage 2)")
     p.add_argument("--resume", default=None, help="checkpoint of this stage to continue from")
     p.add_argument("--steps", type=_STEPS, default=None, help="training steps (default: the preset's)")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:1, ...")
     p.set_defaults(func=_train)
 
@@ -305,6 +355,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", default=None, help="write the scores to this JSON file")
     p.set_defaults(func=_evaluate)
+
+    p = sub.add_parser(
+        "experiment",
+        help="train both stages on your data (e.g. ERA5 in WB2 NetCDF/Zarr) and score held-out forecasts "
+        "against stage-1 MC dropout, persistence and climatology",
+    )
+    p.add_argument("--data", required=True, help="NetCDF/Zarr with (number|trajectory?, time, lat, lon) variables")
+    p.add_argument("--variables", nargs="*", default=None, help="variables to model (default: all with time)")
+    p.add_argument("--preset", default=None, choices=PRESETS, help=_DATA_PRESET_HELP)
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed")
+    p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
+    p.add_argument("--json", default=None, help="write the scores to this JSON file")
+    p.set_defaults(func=_experiment)
 
     return parser
 

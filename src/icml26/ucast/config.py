@@ -1,6 +1,7 @@
 """Presets for U-Cast: model widths, the two training stages and the simulator set-up.
 
-``smoke`` runs in seconds (tests), ``small`` in minutes on a 2-core laptop (``icml26 reproduce``),
+``smoke`` runs in seconds (tests), ``small`` in minutes on a 2-core laptop (``icml26 reproduce``), ``era5``
+sizes a run on real ERA5 fields a user brings (``icml26 ucast experiment --data era5.zarr``),
 ``paper`` is the paper's configuration (DhariwalUNet widths, 83 channels on the 240 x 121 1.5-degree grid;
 GPU only). Paper values from the authors' ``configs/config_det.yaml`` / ``config_prob.yaml``.
 """
@@ -118,12 +119,23 @@ _PRESETS = {
     ),
     "small": Preset(
         model=ModelConfig(channels=(16, 32, 64), n_res=1, dropout=0.1),
-        det=TrainConfig(steps=800, batch_size=16, lr=2e-3, warmup=50, ema_decay=0.99, log_every=100),
-        prob=TrainConfig(stage="prob", steps=250, batch_size=16, lr=5e-4, warmup=10, ema_decay=0.98, log_every=50),
+        det=TrainConfig(steps=500, batch_size=8, lr=2e-3, warmup=50, ema_decay=0.99, log_every=100),
+        prob=TrainConfig(stage="prob", steps=250, batch_size=8, lr=5e-4, warmup=10, ema_decay=0.98, log_every=50),
         data=DataConfig(n_train=24, n_test=6, frames=40, n_grid=16, solver_n=32, spin_up=30.0),
         eval_members=10,
         eval_steps=10,
         n_inits=24,
+    ),
+    # real ERA5 fields a user brings (WeatherBench2 NetCDF/Zarr, e.g. 3 or 1.5 degrees): a small U-Net that a
+    # CPU trains in minutes on a few hundred windows; scale the steps up with --steps for real training.
+    "era5": Preset(
+        model=ModelConfig(channels=(8, 16, 32), n_res=1, dropout=0.1),
+        det=TrainConfig(steps=150, batch_size=4, lr=1e-3, warmup=10, ema_decay=0.95, log_every=25),
+        prob=TrainConfig(stage="prob", steps=50, batch_size=4, lr=3e-4, warmup=5, ema_decay=0.9, log_every=10),
+        data=DataConfig(),
+        eval_members=10,
+        eval_steps=2,
+        n_inits=64,
     ),
     "paper": Preset(
         model=ModelConfig(channels=(320, 640, 960, 1280), n_res=4, attn_levels=(2, 3), dropout=0.1),
@@ -154,7 +166,7 @@ PAPER_FORCINGS = 4
 
 
 def get_preset(name: str, **overrides) -> Preset:
-    """Return the named preset (``smoke``, ``small`` or ``paper``), optionally with fields replaced."""
+    """Return the named preset (``smoke``, ``small``, ``era5`` or ``paper``), optionally with fields replaced."""
     if name not in _PRESETS:
         raise ValueError(f"preset must be one of {sorted(_PRESETS)}, got {name!r}")
     return replace(_PRESETS[name], **overrides)

@@ -277,7 +277,7 @@ def dataset_to_array(ds: xr.Dataset, variables: list[str]) -> np.ndarray:
     return np.stack(arrays, axis=2)
 
 
-def load_wb2(path: str | Path, variables: list[str] | None = None) -> xr.Dataset:
+def load_wb2(path: str | Path, variables: list[str] | None = None, lazy: bool = False) -> xr.Dataset:
     """Open a WeatherBench2-style NetCDF or Zarr store and validate its layout.
 
     Accepts ``latitude``/``longitude`` or ``lat``/``lon`` (renamed to ``lat``/``lon``), sorts latitude
@@ -285,6 +285,9 @@ def load_wb2(path: str | Path, variables: list[str] | None = None) -> xr.Dataset
     ``level`` dimension (``isobaricInhPa`` and ``pressure_level`` are read as ``level``) is split into
     ``<var>_<level>`` variables (e.g. ``z_500``) and a ``number`` (ensemble member) dimension becomes
     ``trajectory``.
+
+    ``lazy=True`` leaves the data on disk (nothing is read but coordinates and static fields; the NaN scan is
+    left to the reader of each window, e.g. :class:`icml26.ucast.train.WindowDataset`).
 
     Raises
     ------
@@ -329,7 +332,9 @@ def load_wb2(path: str | Path, variables: list[str] | None = None) -> xr.Dataset
     for name, da in result.data_vars.items():
         if {"lat", "lon"} - set(da.dims):  # variables without time are static fields (orography, masks)
             raise ValueError(f"{path.name}: variable {name!r} lacks lat/lon dims ({da.dims})")
+        if lazy and "time" in da.dims:
+            continue
         n_nan = int(np.isnan(da.values).sum())
         if n_nan:
             raise ValueError(f"{path.name}: variable {name!r} has {n_nan} NaN values")
-    return result.load()
+    return result if lazy else result.load()

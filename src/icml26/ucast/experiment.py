@@ -1,13 +1,18 @@
 """The laptop-scale U-Cast experiment: simulate, train both stages, score U-Cast against its baselines.
 
-Models compared on held-out simulator trajectories (all scores in per-channel normalised units, averaged
-over channels, per lead time):
+Models compared on held-out trajectories (all scores in per-channel normalised units, averaged over
+channels, per lead time):
 
-* ``ucast``       stage 2 (fair-CRPS fine-tuned) with MC dropout  - the paper's model;
-* ``det``         stage 1 (MAE) deterministic; its CRPS is its MAE;
-* ``mc_dropout``  stage 1 with MC dropout, no CRPS fine-tuning;
-* ``ic_perturbed`` stage 1 deterministic with Gaussian initial-condition perturbations;
+* ``ucast``         stage 2 (fair-CRPS fine-tuned) with MC dropout - the paper's model;
+* ``mae_continued`` the compute-matched comparator: stage 1 trained for stage 2's steps more on its own MAE
+  loss (batch M times larger, so each step sees as many samples as the M-member CRPS step), then MC dropout;
+* ``mc_dropout``    stage 1 with MC dropout, no further training;
+* ``ic_perturbed``  stage 1 deterministic with Gaussian initial-condition perturbations;
+* ``det``           stage 1 (MAE) deterministic; its CRPS is its MAE;
 * ``persistence`` and ``climatology`` (reference points).
+
+Stage 1 is trained once per (preset, seed) and shared by every stage-2 variant (:func:`stage1`), so a claim
+and its negative control differ only in what stage 2 is.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from icml26.ucast.config import Preset, get_preset
+from icml26.ucast.config import Preset, TrainConfig, get_preset
 from icml26.ucast.data import Normalizer, dataset_to_array, latitude_weights, simulate_dataset
 from icml26.ucast.forecast import rollout
 from icml26.ucast.metrics import deterministic_scores, ensemble_scores, rank_histogram
@@ -56,6 +61,22 @@ class ExperimentResult:
     history: dict[str, list] = field(default_factory=dict)
 
 
+@dataclass
+class Stage1:
+    """Stage 1 of one (preset, seed), with the data every stage-2 variant reuses."""
+
+    preset: Preset
+    det: UCast  # EMA weights, eval mode
+    z_train: np.ndarray  # (N, T, C, H, W) normalised
+    z_test: np.ndarray
+    norm: Normalizer
+    static: np.ndarray
+    lat: np.ndarray
+    lon: np.ndarray
+    history: list
+    timings: dict[str, float]
+
+
 def build_model(preset: Preset, norm: Normalizer, static: np.ndarray, lat, lon) -> UCast:
     """A fresh U-Cast for the simulator's channels."""
     return UCast(preset.model, len(VARIABLES), norm.mean, norm.std, norm.res_std, static, lat, lon, 0, VARIABLES)
@@ -78,12 +99,9 @@ def _init_indices(n_traj: int, frames: int, steps: int, n_inits: int) -> np.ndar
     return pairs[pick]
 
 
-@functools.lru_cache(maxsize=16)  # the claims and their controls share a few (preset, seed, stage2) runs
-def run_experiment(preset_name: str, seed: int, init_noise: float = 0.05, stage2: str = "crps") -> ExperimentResult:
-    """Run (or return the cached) experiment for ``preset_name`` and ``seed``; ``stage2`` is one of
-    :data:`STAGE2` (``crps``: the paper's recipe; the others are the claims' negative controls)."""
-    if stage2 not in STAGE2:
-        raise ValueError(f"stage2 must be one of {STAGE2}, got {stage2!r}")
+@functools.lru_cache(maxsize=8)  # 5 seeds of a claim run before the next claim reuses them
+def stage1(preset_name: str, seed: int) -> Stage1:
+    """Simulate the data and train stage 1 (latitude-weighted MAE) for ``preset_name`` and ``seed`` (cached)."""
     torch.manual_seed(seed)
     preset = get_preset(preset_name)
     timings: dict[str, float] = {}
@@ -98,40 +116,106 @@ def run_experiment(preset_name: str, seed: int, init_noise: float = 0.05, stage2
     model = build_model(preset, norm, static, lat, lon)
     z_train = model.normalise(torch.as_tensor(x_train)).numpy()
     z_test = model.normalise(torch.as_tensor(x_test)).numpy()
-
     t0 = time.perf_counter()
-    det, hist_det = train_stage(model, z_train, preset.det, seed=seed)
+    det, hist = train_stage(model, z_train, preset.det, seed=seed)
     timings["stage1_s"] = time.perf_counter() - t0
+    return Stage1(preset, det, z_train, z_test, norm, static, lat, lon, hist, timings)
+
+
+def stage2_config(preset: Preset, variant: str, members: int | None = None, steps: int | None = None) -> TrainConfig:
+    """The stage-2 schedule of ``variant``: the preset's CRPS stage, or its compute-matched MAE twin."""
+    cfg = preset.prob
+    if members is not None:
+        cfg = replace(cfg, members=members)
+    if steps is not None:
+        cfg = replace(cfg, steps=steps)
+    if variant == "mae":
+        cfg = replace(cfg, stage="det", batch_size=cfg.batch_size * cfg.members)
+    return cfg
+
+
+def _set_dropout(model: UCast, p: float) -> None:
+    model.cfg = replace(model.cfg, dropout=p)  # so that a checkpoint of the model rebuilds the same rate
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = p
+
+
+@functools.lru_cache(maxsize=32)
+def stage2(
+    preset_name: str,
+    seed: int,
+    variant: str = "crps",
+    members: int | None = None,
+    steps: int | None = None,
+    dropout: float | None = None,
+) -> tuple[UCast, list, float]:
+    """(model, history, seconds) of stage 2 ``variant`` (one of :data:`STAGE2`) on stage 1's data (cached).
+
+    ``members``, ``steps`` and ``dropout`` override the preset's MC-dropout members in the CRPS loss, the
+    stage-2 steps and the dropout rate of stage 2 and of its ensembles (the calibration knobs).
+    """
+    if variant not in STAGE2:
+        raise ValueError(f"stage2 must be one of {STAGE2}, got {variant!r}")
+    s1 = stage1(preset_name, seed)
     t0 = time.perf_counter()
-    warm = build_model(preset, norm, static, lat, lon) if stage2 in ("scratch", "untrained") else _clone(det)
-    prob_cfg = preset.prob
-    if stage2 == "mae":
-        prob_cfg = replace(prob_cfg, stage="det", batch_size=prob_cfg.batch_size * prob_cfg.members)
-    if stage2 == "untrained":
-        warm.net.head[-1].reset_parameters()  # PyTorch's default random init instead of zeros
-    if stage2 in ("skip", "untrained"):
-        prob, hist_prob = warm.eval(), []
+    if variant in ("scratch", "untrained"):
+        torch.manual_seed(seed + 20_000)
+        warm = build_model(s1.preset, s1.norm, s1.static, s1.lat, s1.lon)
     else:
-        prob, hist_prob = train_stage(warm, z_train, prob_cfg, seed=seed + 10_000)
-    timings["stage2_s"] = time.perf_counter() - t0
+        warm = _clone(s1.det)
+    if dropout is not None:
+        _set_dropout(warm, dropout)
+    if variant == "untrained":
+        warm.net.head[-1].reset_parameters()  # PyTorch's default random init instead of zeros
+    if variant in ("skip", "untrained"):
+        return warm.eval(), [], time.perf_counter() - t0
+    cfg = stage2_config(s1.preset, variant, members, steps)
+    model, hist = train_stage(warm, s1.z_train, cfg, seed=seed + 10_000)
+    return model, hist, time.perf_counter() - t0
+
+
+@functools.lru_cache(maxsize=32)  # the claims and their controls share a few (preset, seed, stage2) runs
+def run_experiment(
+    preset_name: str,
+    seed: int,
+    init_noise: float = 0.05,
+    stage2_variant: str = "crps",
+    members: int | None = None,
+    steps: int | None = None,
+    dropout: float | None = None,
+) -> ExperimentResult:
+    """Run (or return the cached) experiment for ``preset_name`` and ``seed``.
+
+    ``stage2_variant`` is one of :data:`STAGE2` (``crps``: the paper's recipe; the others are the claims'
+    negative controls); ``members``/``steps``/``dropout`` as in :func:`stage2`. The compute-matched
+    comparator (``mae_continued``) always uses the same steps, members and dropout rate.
+    """
+    if stage2_variant not in STAGE2:
+        raise ValueError(f"stage2 must be one of {STAGE2}, got {stage2_variant!r}")
+    s1 = stage1(preset_name, seed)
+    prob, hist_prob, t_prob = stage2(preset_name, seed, stage2_variant, members, steps, dropout)
+    mae, _, t_mae = stage2(preset_name, seed, "mae", members, steps, dropout)
+    timings = {**s1.timings, "stage2_s": t_prob, "mae_continued_s": t_mae}
+    preset, z_test, det = s1.preset, s1.z_test, s1.det
 
     m, s = preset.eval_members, preset.eval_steps
     idx = _init_indices(z_test.shape[0], z_test.shape[1], s, preset.n_inits)
     b, t = idx[:, 0], idx[:, 1]
     z_prev, z_cur = torch.as_tensor(z_test[b, t - 1]), torch.as_tensor(z_test[b, t])
     truth = np.stack([z_test[b, t + k] for k in range(1, s + 1)], axis=1)  # (N, S, C, H, W)
-    w = latitude_weights(lat)
+    w = latitude_weights(s1.lat)
 
     def seeded(k: int, *args, **kwargs) -> torch.Tensor:
-        # Each ensemble's dropout masks / IC perturbations come from its own seed, fixed by ``seed`` alone:
-        # whatever stage 2 drew from the global RNG (a control may train less or not at all), the baselines'
-        # ensembles are the same for a claim and its control on the same seed.
+        # Each ensemble's dropout masks / IC perturbations come from its own seed, fixed by ``seed`` alone,
+        # so the baselines' ensembles are the same for a claim and its control on the same seed.
         torch.manual_seed(_FORECAST_SEED + 1_000 * seed + k)
         return rollout(*args, **kwargs)
 
     t0 = time.perf_counter()
     fc = {
         "ucast": seeded(0, prob, z_prev, z_cur, m, s, dropout=True),
+        "mae_continued": seeded(3, mae, z_prev, z_cur, m, s, dropout=True),
         "mc_dropout": seeded(1, det, z_prev, z_cur, m, s, dropout=True),
         "ic_perturbed": seeded(2, det, z_prev, z_cur, m, s, dropout=False, init_noise=init_noise),
     }
@@ -145,15 +229,15 @@ def run_experiment(preset_name: str, seed: int, init_noise: float = 0.05, stage2
     scores["det"] = summary(deterministic_scores(det_fc, truth, w))
     persistence = np.repeat(z_test[b, t][:, None], s, axis=1)
     scores["persistence"] = summary(deterministic_scores(persistence, truth, w))
-    clim = np.broadcast_to(z_train.mean(axis=(0, 1)), truth.shape)
+    clim = np.broadcast_to(s1.z_train.mean(axis=(0, 1)), truth.shape)
     scores["climatology"] = summary(deterministic_scores(clim, truth, w))
     ranks = {name: rank_histogram(f[:, -1].numpy(), truth[:, -1]) for name, f in fc.items()}
     sample = {
         "truth": truth[0, -1, 0],
         "det": det_fc[0, -1, 0],
         "members": fc["ucast"][:3, -1, 0, 0].numpy(),
-        "lat": lat,
-        "lon": lon,
+        "lat": s1.lat,
+        "lon": s1.lon,
     }
     return ExperimentResult(
         leads=np.arange(1, s + 1) * preset.data.every,
@@ -161,7 +245,7 @@ def run_experiment(preset_name: str, seed: int, init_noise: float = 0.05, stage2
         rank_hist=ranks,
         sample=sample,
         timings=timings,
-        history={"det": hist_det, "prob": hist_prob},
+        history={"det": s1.history, "prob": hist_prob},
     )
 
 
@@ -170,3 +254,129 @@ def _clone(model: UCast) -> UCast:
     new = UCast.from_config_dict(model.config_dict())
     new.load_state_dict(model.state_dict())
     return new
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Real data a user brings (WeatherBench2-style ERA5): train both stages, score against persistence/climatology
+# ---------------------------------------------------------------------------------------------------------
+
+
+def split_data(ds, steps: int):
+    """Held-out split of a loaded WB2 data set: by trajectory (ensemble member) when there are >= 2, else
+    by time (the first 80 % of times for training, the rest for testing). Returns (train, test, how)."""
+    if "trajectory" in ds.dims and ds.sizes["trajectory"] >= 2:
+        n = ds.sizes["trajectory"]
+        n_test = max(1, round(0.3 * n))
+        train, test = ds.isel(trajectory=slice(0, n - n_test)), ds.isel(trajectory=slice(n - n_test, None))
+        how = f"by trajectory: {n - n_test} for training, {n_test} held out"
+    else:
+        if "trajectory" in ds.dims:
+            ds = ds.isel(trajectory=0)
+        n = ds.sizes["time"]
+        n_train = int(0.8 * n)
+        if n_train < 3 or n - n_train < 3:
+            raise ValueError(
+                f"{n} times and no trajectory/member dimension: a time split needs >= 3 training and >= 3 "
+                "test times (at least 6 in all)"
+            )
+        train, test = ds.isel(time=slice(0, n_train)), ds.isel(time=slice(n_train, None))
+        how = f"by time: the first {n_train} times for training, the last {n - n_train} held out"
+    if train.sizes["time"] < 3:
+        raise ValueError(f"{train.sizes['time']} times per trajectory; training needs at least 3")
+    if test.sizes["time"] < 3:
+        raise ValueError(f"{test.sizes['time']} held-out times; scoring needs at least 3 (t-1, t, t+1)")
+    return train, test, how
+
+
+def run_on_data(
+    data,
+    preset: str | Preset = "era5",
+    seed: int = 0,
+    variables: list[str] | None = None,
+    device: str | torch.device = "cpu",
+) -> dict:
+    """Train U-Cast's two stages on a user's WeatherBench2 NetCDF/Zarr (or a loaded Dataset) and score it on
+    held-out data against stage-1 MC dropout, the deterministic stage 1, persistence and climatology.
+
+    The split is :func:`split_data`'s. Scores are area-weighted, in per-channel normalised units, averaged
+    over channels, per lead. ``climatology`` is the per-grid-point mean of the training data.
+
+    Returns
+    -------
+    dict
+        ``split``, ``variables``, ``leads`` (model steps), ``scores`` (model -> metric -> list per lead) and
+        ``timings``.
+    """
+    from icml26.ucast.data import load_wb2, time_forcings
+
+    preset = get_preset(preset) if isinstance(preset, str) else preset
+    ds = load_wb2(data, variables) if not hasattr(data, "data_vars") else data
+    static_names = [v for v in ds.data_vars if "time" not in ds[v].dims]
+    if variables is None:
+        variables = [v for v in ds.data_vars if v not in static_names]
+    if not variables:
+        raise ValueError("the data set has no time-dependent variable to forecast")
+    steps = preset.eval_steps
+    train_ds, test_ds, how = split_data(ds, steps)
+    steps = min(steps, test_ds.sizes["time"] - 2)
+    x_train, x_test = dataset_to_array(train_ds, variables), dataset_to_array(test_ds, variables)
+    if not (np.all(np.isfinite(x_train)) and np.all(np.isfinite(x_test))):
+        raise ValueError("the data contain NaN or inf")
+    norm = Normalizer.fit(x_train)
+    static = np.stack([ds[v].values for v in static_names]) if static_names else np.zeros((0, *x_train.shape[-2:]))
+    static = static.astype(np.float32)
+    static = (static - static.mean(axis=(1, 2), keepdims=True)) / (static.std(axis=(1, 2), keepdims=True) + 1e-6)
+    f_train, f_test = time_forcings(train_ds.time.values), time_forcings(test_ds.time.values)  # (T, F)
+    lat, lon = ds.lat.values, ds.lon.values
+    torch.manual_seed(seed)
+    model = UCast(
+        preset.model,
+        len(variables),
+        norm.mean,
+        norm.std,
+        norm.res_std,
+        static,
+        lat,
+        lon,
+        f_train.shape[-1],
+        list(variables),
+    )
+    z_train = model.normalise(torch.as_tensor(x_train)).numpy()
+    z_test = model.normalise(torch.as_tensor(x_test)).numpy()
+    forc = np.broadcast_to(f_train, (z_train.shape[0], *f_train.shape)).copy()
+    timings = {}
+    t0 = time.perf_counter()
+    det, _ = train_stage(model, z_train, preset.det, forcings=forc, seed=seed, device=device)
+    timings["stage1_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    prob, _ = train_stage(_clone(det), z_train, preset.prob, forcings=forc, seed=seed + 10_000, device=device)
+    timings["stage2_s"] = time.perf_counter() - t0
+    det, prob = det.cpu(), prob.cpu()
+
+    pairs = np.array([(b, t) for b in range(z_test.shape[0]) for t in range(1, z_test.shape[1] - steps)])
+    b, t = pairs[:, 0], pairs[:, 1]
+    z_prev, z_cur = torch.as_tensor(z_test[b, t - 1]), torch.as_tensor(z_test[b, t])
+    truth = np.stack([z_test[b, t + k] for k in range(1, steps + 1)], axis=1)  # (N, S, C, H, W)
+    fc_forc = torch.as_tensor(np.stack([f_test[t + k] for k in range(steps)]))  # (S, N, F): input times
+    w = latitude_weights(lat)
+    m = preset.eval_members
+    torch.manual_seed(_FORECAST_SEED + 1_000 * seed)
+    ens = {
+        "ucast": rollout(prob, z_prev, z_cur, m, steps, dropout=True, forcings=fc_forc),
+        "mc_dropout": rollout(det, z_prev, z_cur, m, steps, dropout=True, forcings=fc_forc),
+    }
+    det_fc = rollout(det, z_prev, z_cur, 1, steps, dropout=False, forcings=fc_forc)[0].transpose(0, 1).numpy()
+    scores = {k: ensemble_scores(f.transpose(1, 2).numpy(), truth, w) for k, f in ens.items()}
+    scores["det"] = deterministic_scores(det_fc, truth, w)
+    scores["persistence"] = deterministic_scores(np.repeat(z_test[b, t][:, None], steps, axis=1), truth, w)
+    clim = np.broadcast_to(z_train.mean(axis=(0, 1)), truth.shape)
+    scores["climatology"] = deterministic_scores(clim, truth, w)
+    out = {k: {name: v.mean(axis=-1).tolist() for name, v in sc.items()} for k, sc in scores.items()}
+    return {
+        "split": how,
+        "variables": list(variables),
+        "leads": list(range(1, steps + 1)),
+        "n_test_inits": len(pairs),
+        "scores": out,
+        "timings": timings,
+    }

@@ -33,17 +33,120 @@ from icml26.ucast.model import UCast
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["load_checkpoint", "train_stage"]
+__all__ = ["StepBatches", "WindowDataset", "load_checkpoint", "train_stage"]
 
 
-def _distributed(device: torch.device) -> tuple[int, int]:
-    """(rank, world size); initialises the process group when launched by torchrun."""
+def _distributed(device: torch.device) -> tuple[int, int, torch.device]:
+    """(rank, world size, this rank's device); initialises the process group when launched by torchrun.
+
+    Under torchrun a CUDA run puts rank r on ``cuda:LOCAL_RANK`` (and makes it the current device), whatever
+    ``device`` said, so N processes on one node use N GPUs instead of all sharing GPU 0.
+    """
+    if device.type == "cuda" and "LOCAL_RANK" in os.environ:  # launched by torchrun (any world size)
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        torch.cuda.set_device(device)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world <= 1 or not torch.distributed.is_available():
-        return 0, 1
+        return 0, 1, device
     if not torch.distributed.is_initialized():
         torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return torch.distributed.get_rank(), torch.distributed.get_world_size(), device
+
+
+class WindowDataset(torch.utils.data.Dataset):
+    """Training windows (z_{t-1}, z_t, z_{t+1}, forcing_t) of every trajectory, read one at a time.
+
+    Built either from an in-memory array of normalised fields (:meth:`from_array`) or lazily from an
+    xarray Dataset opened on a NetCDF file or Zarr store (:meth:`from_xarray`): then ``__getitem__`` reads
+    and normalises only the three frames it returns, so with a ``DistributedSampler`` each rank reads its
+    own samples and nothing holds the whole data set in memory.
+    """
+
+    def __init__(self, n_traj: int, t_len: int, n_channels: int, grid: tuple[int, int], reader, forcings) -> None:
+        if t_len < 3:
+            raise ValueError(f"training needs at least 3 times per trajectory, got {t_len}")
+        self.n_traj, self.t_len, self.n_channels, self.grid = n_traj, t_len, n_channels, tuple(grid)
+        self._read = reader  # (b, t) -> float32 array (3, C, H, W) of normalised frames t-1, t, t+1
+        self.forcings = torch.as_tensor(np.array(forcings, dtype=np.float32))  # (N, T, F), a writable copy
+
+    def __len__(self) -> int:
+        return self.n_traj * (self.t_len - 2)
+
+    def __getitem__(self, i: int):
+        b, t = divmod(int(i), self.t_len - 2)
+        t += 1
+        frames = torch.as_tensor(self._read(b, t))
+        return frames[0], frames[1], frames[2], self.forcings[b, t]
+
+    @classmethod
+    def from_array(cls, z: np.ndarray, forcings: np.ndarray | None = None) -> WindowDataset:
+        """``z``: normalised fields (n_traj, T, C, H, W); ``forcings``: (n_traj, T, F) or None."""
+        z = np.asarray(z, dtype=np.float32)
+        if z.ndim != 5 or z.shape[1] < 3:
+            raise ValueError(f"z must have shape (n_traj, T>=3, C, H, W), got {z.shape}")
+        if not np.all(np.isfinite(z)):
+            raise ValueError("training data contain NaN or inf")
+        f = np.zeros((*z.shape[:2], 0), np.float32) if forcings is None else forcings
+        return cls(z.shape[0], z.shape[1], z.shape[2], z.shape[3:], lambda b, t: z[b, t - 1 : t + 2], f)
+
+    @classmethod
+    def from_xarray(cls, ds, variables: list[str], model: UCast, forcings: np.ndarray | None = None) -> WindowDataset:
+        """Lazy windows of ``variables`` of a (trajectory?, time, lat, lon) Dataset, normalised by ``model``.
+
+        ``forcings``: (T, F) shared by every trajectory, or (n_traj, T, F). A window holding NaN or inf is
+        refused when it is read (the file is not scanned up front).
+        """
+        das = []
+        for v in variables:
+            if v not in ds:
+                raise ValueError(f"variable {v!r} is not in the data set (it has {sorted(ds.data_vars)})")
+            da = ds[v] if "trajectory" in ds[v].dims else ds[v].expand_dims("trajectory")
+            if set(da.dims) != {"trajectory", "time", "lat", "lon"}:
+                raise ValueError(f"variable {v!r} has dims {da.dims}; expected (trajectory?, time, lat, lon)")
+            das.append(da.transpose("trajectory", "time", "lat", "lon"))
+        n_traj, t_len, h, w = das[0].shape
+        mean = model.mean.reshape(-1, 1, 1).cpu().numpy()
+        std = model.std.reshape(-1, 1, 1).cpu().numpy()
+
+        def read(b: int, t: int) -> np.ndarray:
+            x = np.stack([da.isel(trajectory=b, time=slice(t - 1, t + 2)).values for da in das], axis=1)
+            if not np.all(np.isfinite(x)):
+                raise ValueError(f"training data contain NaN or inf (trajectory {b}, times {t - 1}..{t + 1})")
+            return ((x - mean) / std).astype(np.float32)  # (3, C, H, W)
+
+        f = np.zeros((t_len, 0), np.float32) if forcings is None else np.asarray(forcings, np.float32)
+        if f.ndim == 2:
+            f = np.broadcast_to(f, (n_traj, *f.shape))
+        return cls(n_traj, t_len, len(das), (h, w), read, f)
+
+
+class StepBatches(torch.utils.data.Sampler):
+    """Batch sampler for step-based training: the epochs of a :class:`DistributedSampler`, back to back, cut
+    into batches of ``per_rank`` windows, from global step ``start`` to ``end``.
+
+    Epoch ``e`` is the sampler's shuffle with ``set_epoch(e)`` (seeded by the run's seed), so step k reads
+    the same windows whether the run was interrupted or not; resuming with another world size continues the
+    schedule at step k with the new partition of each epoch.
+    """
+
+    def __init__(self, sampler, per_rank: int, start: int, end: int) -> None:
+        self.sampler, self.per_rank, self.start, self.end = sampler, per_rank, start, end
+
+    def __len__(self) -> int:
+        return max(0, self.end - self.start)
+
+    def __iter__(self):
+        n = len(self.sampler)
+        pos = self.start * self.per_rank  # position in the endless stream of this rank's indices
+        epoch, offset = divmod(pos, n)
+        buffer: list[int] = []
+        for _ in range(self.start, self.end):
+            while len(buffer) < self.per_rank:
+                self.sampler.set_epoch(epoch)
+                buffer.extend(list(self.sampler)[offset:])
+                epoch, offset = epoch + 1, 0
+            yield buffer[: self.per_rank]
+            buffer = buffer[self.per_rank :]
 
 
 def make_optimizers(model: nn.Module, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
@@ -90,6 +193,7 @@ def train_stage(
     resume: str | Path | None = None,
     stop_at: int | None = None,
     progress: bool = False,
+    workers: int = 0,
 ) -> tuple[UCast, list[dict]]:
     """Train one stage of U-Cast in place and return (EMA model, history).
 
@@ -97,8 +201,10 @@ def train_stage(
     ----------
     model : UCast
         Warm start (stage 2 starts from the stage-1 EMA weights).
-    z : array of shape (n_traj, T, C, H, W)
-        *Normalised* training trajectories (``model.normalise`` applied), T >= 3.
+    z : array of shape (n_traj, T, C, H, W), or WindowDataset
+        *Normalised* training trajectories (``model.normalise`` applied), T >= 3; or a
+        :class:`WindowDataset` (e.g. read lazily from Zarr). Under torchrun each rank reads only the windows
+        its ``DistributedSampler`` gives it.
     cfg : TrainConfig
     forcings : array of shape (n_traj, T, n_forcings), optional
     checkpoint : path, optional
@@ -107,7 +213,10 @@ def train_stage(
         A checkpoint of the same stage to continue from (model, EMA, optimiser, schedule, step).
     stop_at : int, optional
         Stop (and checkpoint) after this step of the ``cfg.steps`` schedule, e.g. to fit a job's time limit;
-        a later call with ``resume`` continues exactly where this one stopped.
+        a later call with ``resume`` continues exactly where this one stopped (with the same world size; with
+        another one it continues the schedule from that step).
+    workers : int
+        ``DataLoader`` worker processes per rank (0: read in the training process).
 
     Returns
     -------
@@ -117,22 +226,14 @@ def train_stage(
         ``{"step", "loss", "lr"}`` every ``cfg.log_every`` steps.
     """
     device = torch.device(device)
-    rank, world = _distributed(device)
-    z = np.asarray(z, dtype=np.float32)
-    if z.ndim != 5 or z.shape[1] < 3:
-        raise ValueError(f"z must have shape (n_traj, T>=3, C, H, W), got {z.shape}")
-    if z.shape[2] != model.n_channels or z.shape[3:] != model.grid:
-        raise ValueError(f"data (C, H, W) = {z.shape[2:]} do not match the model {(model.n_channels, *model.grid)}")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("training data contain NaN or inf")
-    n_traj, t_len = z.shape[:2]
-    if forcings is None:
-        forcings = np.zeros((n_traj, t_len, model.n_forcings), dtype=np.float32)
-    data = torch.as_tensor(z)
-    forc = torch.as_tensor(np.asarray(forcings, dtype=np.float32))
-    # every (trajectory, t) with t-1, t, t+1 available
-    windows = torch.stack(torch.meshgrid(torch.arange(n_traj), torch.arange(1, t_len - 1), indexing="ij"), -1)
-    windows = windows.reshape(-1, 2)
+    rank, world, device = _distributed(device)
+    data = z if isinstance(z, WindowDataset) else WindowDataset.from_array(z, forcings)
+    if data.n_channels != model.n_channels or data.grid != model.grid:
+        raise ValueError(
+            f"data (C, H, W) = {(data.n_channels, *data.grid)} do not match the model {(model.n_channels, *model.grid)}"
+        )
+    if data.forcings.shape[-1] != model.n_forcings:
+        raise ValueError(f"{data.forcings.shape[-1]} forcings per time; the model takes {model.n_forcings}")
 
     model.to(device).train()
     weights = torch.as_tensor(latitude_weights(model.lat.cpu().numpy()), dtype=torch.float32, device=device)
@@ -164,6 +265,7 @@ def train_stage(
             raise ValueError(f"{resume} is already at step {start}, past the {cfg.steps} steps asked for")
     autocast = device.type == "cuda" and cfg.amp
     per_rank = max(1, cfg.batch_size // world)
+    sampler = torch.utils.data.DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=seed)
 
     def save(step: int) -> None:
         if checkpoint is None or rank != 0:
@@ -188,15 +290,15 @@ def train_stage(
             )
 
     end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
+    loader = torch.utils.data.DataLoader(
+        data, batch_sampler=StepBatches(sampler, per_rank, start, end), num_workers=workers
+    )
     cuda = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda):  # per-step dropout seeds; the caller's global RNG is restored
-        for step in _progress(range(start, end), end - start, f"stage {cfg.stage}", progress and rank == 0):
-            gen = torch.Generator().manual_seed(seed * 1_000_003 + step * 7919 + rank)
+        batches = _progress(enumerate(loader, start), end - start, f"stage {cfg.stage}", progress and rank == 0)
+        for step, (z_prev, z_cur, z_next, f_cur) in batches:
             torch.manual_seed(seed * 1_000_003 + step * 7919 + rank)  # dropout masks
-            idx = windows[torch.randint(len(windows), (per_rank,), generator=gen)]
-            b, t = idx[:, 0], idx[:, 1]
-            z_prev, z_cur, z_next = (data[b, t + k].to(device) for k in (-1, 0, 1))  # (B, C, H, W) each
-            f_cur = forc[b, t].to(device)
+            z_prev, z_cur, z_next, f_cur = (x.to(device) for x in (z_prev, z_cur, z_next, f_cur))  # (B, C, H, W)
             target = (z_next - z_cur) / model.res_std  # (B, C, H, W) residual-std space
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
                 if cfg.stage == "det":
@@ -224,6 +326,8 @@ def train_stage(
             if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < end:
                 save(step + 1)
     save(end)
+    if world > 1:
+        torch.distributed.barrier()  # no rank moves on (e.g. to read the checkpoint) before rank 0 wrote it
     out = copy.deepcopy(ema.module).eval()
     return out, history
 
