@@ -48,3 +48,14 @@ def test_prior_loader_gives_one_line_naming_the_file(tmp_path):
     with pytest.raises(OSError, match=r"g\.pt is not a zolangevin prior file") as exc:
         ScorePrior.load(garbage)
     assert "\n" not in str(exc.value)
+
+
+def test_empty_or_mismatched_starts_are_refused_in_one_line():
+    from icml26.zolangevin import run_sampler
+
+    target = make_target("gmm:d=3")
+    for sampler in ("vr-zo", "mala"):
+        with pytest.raises(ValueError, match=r"n_chains, d >= 1"):
+            run_sampler(sampler, target, np.zeros((0, 3)), step=0.1, query_budget=100, b=2, q=2)
+        with pytest.raises(ValueError, match="target has dimension 3"):
+            run_sampler(sampler, target, np.zeros((4, 5)), step=0.1, query_budget=100, b=2, q=2)

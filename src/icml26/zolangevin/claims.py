@@ -229,21 +229,22 @@ def _kl_start(target: GaussianMixture, scale: float, rng: np.random.Generator, n
 
 
 @claim(
-    "zolangevin/non-log-concave-v2",
+    "zolangevin/non-log-concave-v3",
     statement=(
         "on a d = 20 three-mode Gaussian mixture with weights 0.2/0.3/0.5 (non-log-concave), at an equal "
         "per-chain query budget, VR-ZO-LMC (b = 4, q = 4) meets all of: off-mode variance error <= 0.04, "
-        "mode-weight TV <= 0.06, mode-plane mean error <= 0.15 sd (worst error / tolerance < 1), while plain "
-        "ZO-LMC with the same b misses at least one (worst error / tolerance > 1); the relative Fisher "
-        "information along the run is reported against the theorem's KL(rho_0|pi)/(hN) rate"
+        "mode-weight TV <= 0.06, mode-plane mean error <= 0.15 sd (worst error / tolerance < 1), and its worst "
+        "error / tolerance is below that of plain ZO-LMC at the best of the batches b in {4, 10, 20} chosen per "
+        "seed after the fact (paired difference best plain ZO - VR-ZO > 0); the relative Fisher information "
+        "along the run is reported against the theorem's KL(rho_0|pi)/(hN) rate"
     ),
     paper="Abstract (first non-asymptotic guarantee for ZO non-log-concave sampling in relative Fisher "
     "information); synthetic experiments",
     control="VR's control variate switched off: plain ZO-LMC (b = 4, same budget) runs in VR-ZO-LMC's place and "
-    "is as hot as the baseline, so its worst error exceeds the tolerance",
+    "is as hot as the baseline, so its worst error exceeds the tolerance and is no lower than the best plain ZO's",
     judge=[
         Interval("worst error / tolerance, VR-ZO", below=1.0),
-        Interval("worst error / tolerance, plain ZO", above=1.0),
+        Interval("worst error / tolerance, best plain ZO - VR-ZO", above=0.0),
     ],
 )
 def non_log_concave(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
@@ -251,15 +252,15 @@ def non_log_concave(scale: Scale, seed: int, control: bool = False) -> ClaimResu
     target = _three_modes(cfg.dim)
     x0 = cfg.init_scale * np.random.default_rng([seed, 0]).standard_normal((cfg.n_chains, cfg.dim))
     runs = {
-        "plain ZO": GaussianSmoothing(b=cfg.b, rng=np.random.default_rng([seed, 1])),
         # the one line the control changes: the VR estimator, or plain Gaussian smoothing in its place
         "VR-ZO": (
             GaussianSmoothing(b=cfg.b, rng=np.random.default_rng([seed, 2]))
             if control
             else VarianceReduced(b=cfg.b, q=cfg.q, rng=np.random.default_rng([seed, 2]))
         ),
-        "plain ZO b=d": GaussianSmoothing(b=cfg.dim, rng=np.random.default_rng([seed, 3])),
     }
+    for k, b in enumerate(cfg.zo_batches):
+        runs[f"plain ZO b={b}"] = GaussianSmoothing(b=b, rng=np.random.default_rng([seed, 3 + k]))
     errors, fisher = {}, {}
     for k, (label, est) in enumerate(runs.items()):
         res = langevin(
@@ -277,31 +278,38 @@ def non_log_concave(scale: Scale, seed: int, control: bool = False) -> ClaimResu
         fisher[label] = [(q, q / per_step, fisher_estimate(target, s)) for q, _, s in res.trace]
         errors[label]["steps"] = res.n_steps
     worst = {label: max(e[k] / t for k, t in NLC_TOL.items()) for label, e in errors.items()}
-    verdict = "holds" if worst["VR-ZO"] < 1.0 and worst["plain ZO"] > 1.0 else "fails"
+    zo_labels = [f"plain ZO b={b}" for b in cfg.zo_batches]
+    best = min(zo_labels, key=worst.__getitem__)  # the strongest plain ZO, chosen on the judged errors
+    diff = worst[best] - worst["VR-ZO"]
+    verdict = "holds" if worst["VR-ZO"] < 1.0 and diff > 0.0 else "fails"
     kl0 = _kl_start(target, cfg.init_scale, np.random.default_rng([seed, 99]))
     measured = {
         "worst error / tolerance, VR-ZO": worst["VR-ZO"],
-        "worst error / tolerance, plain ZO": worst["plain ZO"],
+        "worst error / tolerance, best plain ZO - VR-ZO": diff,
+        "worst error / tolerance, best plain ZO": worst[best],
+        "best plain ZO batch": float(best.rsplit("=", 1)[1]),
     }
-    baselines = {"worst error / tolerance, plain ZO b=d": worst["plain ZO b=d"]}
+    baselines = {f"worst error / tolerance, {label}": worst[label] for label in zo_labels}
     for label, e in errors.items():
-        dest = measured if label in ("VR-ZO", "plain ZO") else baselines
+        dest = measured if label == "VR-ZO" else baselines
         for k in NLC_TOL:
             dest[f"{k} {label}"] = e[k]
         dest[f"Langevin steps {label}"] = e["steps"]
     # theorem (our reading): the average relative Fisher information over N iterates is at most about
     # KL(rho_0 | pi) / (h N) plus a bias floor; compare the running average at the budget with that bound
-    for label in ("VR-ZO", "plain ZO"):
+    for label in runs:
         fi = np.array([v for _, _, v in fisher[label]])
         steps = errors[label]["steps"]
-        dest = measured if label in ("VR-ZO", "plain ZO") else baselines
+        dest = measured if label == "VR-ZO" else baselines
         dest[f"mean relative Fisher {label}"] = float(fi.mean())
         dest[f"final relative Fisher {label}"] = float(fi[-1])
         dest[f"KL0/(hN) {label}"] = kl0 / (cfg.step * steps)
     measured["relative Fisher of exact samples"] = fisher_estimate(
         target, target.sample(cfg.n_chains, np.random.default_rng([seed, 98]))
     )
-    reason = ", ".join(f"{label}: {', '.join(f'{k} {e[k]:.3f}' for k in NLC_TOL)}" for label, e in errors.items())
+    reason = f"best plain ZO: {best}; " + ", ".join(
+        f"{label}: {', '.join(f'{k} {e[k]:.3f}' for k in NLC_TOL)}" for label, e in errors.items()
+    )
     return ClaimResult(
         verdict,
         measured=measured,

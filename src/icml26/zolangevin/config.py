@@ -30,7 +30,7 @@ class DimensionSweepConfig:
 
 @dataclass(frozen=True)
 class NonLogConcaveConfig:
-    """Claim ``non-log-concave-v2``: an unequal-weight three-mode mixture in d >= 20 at equal query budgets."""
+    """Claim ``non-log-concave-v3``: an unequal-weight three-mode mixture in d >= 20 at equal query budgets."""
 
     dim: int = 20
     n_chains: int = 400
@@ -38,8 +38,10 @@ class NonLogConcaveConfig:
     """Per-chain query budget of every zeroth-order run."""
     step: float = 0.02
     b: int = 4
-    """Directions per ZO step (plain ZO-LMC and the VR corrections)."""
+    """Directions per VR correction step."""
     q: int = 4
+    zo_batches: tuple[int, ...] = (4, 10, 20)
+    """Batches tried for plain ZO-LMC at the same budget; the best (lowest worst error) per seed is judged."""
     init_scale: float = 1.5
     """Chains start at N(0, init_scale² I): off-equilibrium in every direction."""
     n_snapshots: int = 40
@@ -86,7 +88,7 @@ PRESETS = {
     "small": {"dims": DimensionSweepConfig(), "nlc": NonLogConcaveConfig(), "apmc": APMCConfig()},
     "paper": {
         "dims": DimensionSweepConfig(dims=(16, 32, 64, 128, 256), chain_dims=8192, n_steps=1000),
-        "nlc": NonLogConcaveConfig(dim=50, n_chains=2000, budget=40_000),
+        "nlc": NonLogConcaveConfig(dim=50, n_chains=2000, budget=40_000, zo_batches=(4, 10, 25, 50)),
         "apmc": APMCConfig(size=28, prior_steps=20_000, prior_width=512, n_images=10, n_chains=64),
     },
 }

@@ -88,10 +88,17 @@ def _step_size(step: float | Callable[[int], float], t: int) -> float:
     return h
 
 
+def _check_dim(target, d: int) -> None:
+    """A target that knows its dimension must match x0's (one clear line instead of a failed query)."""
+    dim = getattr(target, "dim", None)
+    if isinstance(dim, (int, np.integer)) and dim != d:
+        raise ValueError(f"x0 has d = {d} coordinates but the target has dimension {dim}")
+
+
 def _validate(x0, n_steps, query_budget, burn_in, thin) -> np.ndarray:
     x0 = np.array(x0, dtype=np.float64)
-    if x0.ndim != 2:
-        raise ValueError(f"x0 must have shape (n_chains, d), got {x0.shape}")
+    if x0.ndim != 2 or 0 in x0.shape:
+        raise ValueError(f"x0 must have shape (n_chains, d) with n_chains, d >= 1, got {x0.shape}")
     if not np.isfinite(x0).all():
         raise ValueError(f"x0 contains NaN or inf (first at chain {int(np.argwhere(~np.isfinite(x0))[0, 0])})")
     if n_steps is None and query_budget is None:
@@ -160,6 +167,7 @@ def langevin(
         raise ValueError("give exactly one of grad (ULA) and estimator (zeroth-order)")
     rng = rng if rng is not None else np.random.default_rng()
     n, d = x.shape
+    _check_dim(f, d)
     bb = _as_black_box(f, d) if estimator is not None else None
     if estimator is not None:
         estimator.reset()
@@ -243,6 +251,7 @@ def mala(
     h = _step_size(step, 0)
     rng = rng if rng is not None else np.random.default_rng()
     n, d = x.shape
+    _check_dim(target, d)
     fx, gx = target.potential(x), target.grad(x)
     cost = 2  # one f and one grad per chain so far
     rec = _Recorder(query_budget, n_steps, n_snapshots, burn_in, thin)
