@@ -6,7 +6,30 @@ the predicted screens that ``score`` and ``baselines`` read. Each finishes in ab
 
 SIM = ["--preset", "smoke", "--genes", "60", "--control-cells", "40", "--perturbations", "4", "--cells", "12"]
 
+DISK = ["--cells", "400", "--genes", "30", "--perturbations", "4", "--chunk-cells", "150", "--p-effect", "0.2"]
+
 EXAMPLES = [
+    ["simulate-disk", "--out", "{tmp}/disk.h5ad", *DISK, "--seed", "2"],
+    [
+        "score",
+        "--pred",
+        "{tmp}/disk.h5ad",
+        "--real",
+        "{tmp}/disk.h5ad",
+        "--perturbation-key",
+        "perturbation",
+        "--control",
+        "control",
+        "--data-scale",
+        "counts",
+        "--pred-scale",
+        "counts",
+        "--stream",
+        "--chunk-cells",
+        "100",
+        "--out",
+        "{tmp}/stream.csv",
+    ],
     ["simulate", "--out", "{tmp}/real.h5ad", *SIM, "--doubles", "1", "--gene-source", "gamma", "--p-effect", "0.1"],
     [
         "simulate",

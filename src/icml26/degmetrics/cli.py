@@ -8,11 +8,24 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_int
+from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_int, seed_int
 from icml26._util.io import atomic_output, check_output_path
 from icml26.degmetrics.config import MAX_CONTROL_BIAS, MAX_FOLD_CHANGE, MAX_SIM_AXIS, SIM_PRESETS
 
 _AXIS = bounded_int(1, MAX_SIM_AXIS, what="simulator limit; cells x genes is bounded separately by memory")
+#: largest (perturbations + 1) x genes of the streaming path: two float64 running sums of this size (2 GB)
+MAX_RUNNING_SUMS = 125_000_000
+_DISK_CELLS = bounded_int(100, 20_000_000, what="cells written to disk; 1M x 8k is about 3 GB of sparse counts")
+_DISK_GENES = bounded_int(2, 100_000, what="genes")
+_DISK_PERTS = bounded_int(2, 100_000, what="perturbations")
+_CHUNK = bounded_int(1, 100_000, what="cells per block; a block is held as float64 cells x genes")
+
+
+def _library_scale(text: str) -> float:
+    value = finite_float(text)
+    if not 1e-3 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in [0.001, 100]")
+    return value
 
 
 def _write_csv(table, path: str) -> None:
@@ -41,8 +54,21 @@ def _score(args: argparse.Namespace) -> int:
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import evaluate
 
-    real = read_perturbation_h5ad(args.real, perturbation_key=args.perturbation_key, control=args.control)
-    pred = read_perturbation_h5ad(args.pred, perturbation_key=args.perturbation_key)
+    pred = read_perturbation_h5ad(args.pred, perturbation_key=args.perturbation_key)  # small: fail before the stream
+    if args.stream:  # the observed cells are read block by block; only their per-group sums stay in memory
+        from icml26.degmetrics.stream import reference_from_file
+
+        real = reference_from_file(
+            args.real,
+            perturbation_key=args.perturbation_key,
+            control=args.control,
+            scale=args.data_scale,
+            layer=args.layer,
+            deg_mode=args.deg_mode,
+            chunk_cells=args.chunk_cells,
+        )
+    else:
+        real = read_perturbation_h5ad(args.real, perturbation_key=args.perturbation_key, control=args.control)
     result = evaluate(
         pred,
         real,
@@ -50,9 +76,8 @@ def _score(args: argparse.Namespace) -> int:
         control=args.control,
         scale=args.data_scale,
         pred_scale=args.pred_scale,
-        layer=args.layer,
         pred_layer=args.pred_layer,
-        deg_mode=args.deg_mode,
+        **({} if args.stream else {"layer": args.layer, "deg_mode": args.deg_mode}),  # streamed: in the reference
     )
     if args.out:
         _write_csv(result.table, args.out)
@@ -110,6 +135,50 @@ def _simulate(args: argparse.Namespace) -> int:
     with atomic_output(args.out) as tmp:
         adata.write_h5ad(tmp)
     print(f"wrote {adata.n_obs} cells x {adata.n_vars} genes (raw counts, obs['perturbation']) to {args.out}")
+    return 0
+
+
+def _simulate_disk(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.suffix.lower() not in (".h5ad", ".zarr"):
+        raise ValueError(f"--out {args.out}: must end with .h5ad or .zarr")
+    if out.suffix.lower() == ".zarr":
+        if out.exists():
+            raise ValueError(f"--out {args.out}: exists; remove it or choose another name")
+        check_output_path(out.with_suffix(".check"))  # the folder it goes in exists and is writable
+    else:
+        check_output_path(out)
+    if (args.perturbations + 1) * args.genes > MAX_RUNNING_SUMS:
+        raise ValueError(
+            f"--perturbations x --genes = {args.perturbations * args.genes:,} per-group sums: scoring would need more "
+            f"than {MAX_RUNNING_SUMS * 16 / 2**30:.0f} GB of running sums; lower one of them"
+        )
+    from icml26.degmetrics.stream import simulate_to_disk
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{done:,} / {total:,} cells", end="", file=sys.stderr, flush=True)
+
+    overrides = {"library_scale": args.library_scale}
+    if args.p_effect is not None:
+        overrides["p_effect"] = args.p_effect
+    info = simulate_to_disk(
+        out,
+        n_cells=args.cells,
+        n_genes=args.genes,
+        n_perturbations=args.perturbations,
+        chunk_cells=args.chunk_cells,
+        seed=args.seed,
+        progress=progress,
+        **overrides,
+    )
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(
+        f"wrote {info['cells']:,} cells x {info['genes']:,} genes ({info['perturbations']:,} perturbations, "
+        f"{info['control_cells']:,} control cells; {info['nonzeros']:,} non-zero counts, "
+        f"{info['bytes'] / 2**20:.1f} MiB) to {args.out}"
+    )
     return 0
 
 
@@ -174,6 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pred-layer", default=None, help="layer of the prediction to use instead of X")
     p.add_argument("--deg-mode", default="vsrest", choices=["vsrest", "vscontrol"], help="DEG weights (vsrest)")
     p.add_argument("--out", default=None, help="write the per-perturbation table to this CSV")
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="read --real (.h5ad or .zarr) in blocks of cells instead of loading it: screens larger than memory",
+    )
+    p.add_argument("--chunk-cells", type=_CHUNK, default=2048, help="cells per block with --stream")
     p.set_defaults(func=_score)
 
     p = sub.add_parser("degs", help="DEG weights and t-scores of an observed screen, written into its .h5ad")
@@ -209,6 +284,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--gene-source", default=None, choices=["pbmc", "gamma", "auto"], help="per-gene NB parameters")
     p.set_defaults(func=_simulate)
+
+    p = sub.add_parser("simulate-disk", help="simulate a screen of any size, written to .h5ad or .zarr block by block")
+    p.add_argument("--out", required=True, help="output .h5ad file or .zarr folder (CSR int32 counts)")
+    p.add_argument("--cells", type=_DISK_CELLS, default=1_000_000, help="cells in all (5%% of them control)")
+    p.add_argument("--genes", type=_DISK_GENES, default=8000, help="genes G")
+    p.add_argument("--perturbations", type=_DISK_PERTS, default=1000, help="perturbations P")
+    p.add_argument("--p-effect", type=fraction, default=None, help="probability a perturbation changes a gene")
+    p.add_argument(
+        "--library-scale",
+        type=_library_scale,
+        default=0.25,
+        help="mean library size factor; 0.25 gives about 15%% non-zero counts at 8k genes (sparse, "
+        "like a screen's count matrix), the in-memory simulator's 5 about 60%%",
+    )
+    p.add_argument("--chunk-cells", type=_CHUNK, default=4096, help="cells drawn and written per block")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed")
+    p.set_defaults(func=_simulate_disk)
 
     p = sub.add_parser("baselines", help="score the calibration baselines of an observed screen")
     p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")

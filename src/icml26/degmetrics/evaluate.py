@@ -62,6 +62,24 @@ def _listing(items, n: int = 5) -> str:
     return ", ".join(map(repr, items[:n])) + more
 
 
+def group_codes(labels: np.ndarray, control: str, perturbation_key: str) -> tuple[list[str], np.ndarray]:
+    """Sorted perturbation names and every cell's group code (perturbations ``0 .. P-1``, the control ``P``)."""
+    is_ctrl = labels == control
+    if not is_ctrl.any():
+        found = _listing(set(labels))
+        raise ValueError(f"real: no control cells labelled {control!r} in obs[{perturbation_key!r}] ({found})")
+    if is_ctrl.sum() < 2:
+        raise ValueError("real: at least 2 control cells are needed")
+    perts = sorted(set(labels[~is_ctrl]))
+    if len(perts) < 2:
+        raise ValueError("real: at least 2 perturbations (besides the control) are needed for vs-rest weights")
+    P = len(perts)
+    uniques, inverse = np.unique(labels, return_inverse=True)  # one pass over the cells, not a dict per cell
+    code_of = {p: i for i, p in enumerate(perts)} | {control: P}  # the control is group P
+    codes = np.array([code_of[u] for u in uniques])[inverse]
+    return perts, codes
+
+
 @dataclass
 class DEGReference:
     """The observed data summarised for scoring: pseudobulks, DEG weights, control and all-perturbation means.
@@ -119,21 +137,39 @@ class DEGReference:
         if deg_mode not in ("vsrest", "vscontrol"):
             raise ValueError(f"deg_mode must be 'vsrest' or 'vscontrol'; got {deg_mode!r}")
         labels = _labels(real, perturbation_key, "real")
-        is_ctrl = labels == control
-        if not is_ctrl.any():
-            found = _listing(set(labels))
-            raise ValueError(f"real: no control cells labelled {control!r} in obs[{perturbation_key!r}] ({found})")
-        if is_ctrl.sum() < 2:
-            raise ValueError("real: at least 2 control cells are needed")
+        perts, codes = group_codes(labels, control, perturbation_key)
         X = _matrix(real, layer, "real")  # (n_cells, G), counts or log1p
         check_scale(X, scale, "real")
-        perts = sorted(set(labels[~is_ctrl]))
-        if len(perts) < 2:
-            raise ValueError("real: at least 2 perturbations (besides the control) are needed for vs-rest weights")
+        n, sums, sq = group_moments(X, codes, len(perts) + 1, scale)  # (P+1,), (P+1, G), (P+1, G)
+        genes = pd.Index(real.var_names.astype(str))
+        return cls.from_moments(
+            perts, genes, n, sums, sq, scale=scale, deg_mode=deg_mode, ttest=ttest, alpha=alpha, control=control
+        )
+
+    @classmethod
+    def from_moments(
+        cls,
+        perts: list[str],
+        genes: pd.Index,
+        n: np.ndarray,
+        sums: np.ndarray,
+        sq: np.ndarray,
+        *,
+        scale: str,
+        control: str,
+        deg_mode: str = "vsrest",
+        ttest: str = "overestim_var",
+        alpha: float = 0.05,
+    ) -> DEGReference:
+        """The reference from per-group cell counts, sums and sums of squares of log1p expression.
+
+        ``n`` (P+1,), ``sums`` and ``sq`` (P+1, G), groups in the order of ``perts`` and the control last (as
+        :func:`~icml26.degmetrics.metrics.group_moments` returns them for :func:`group_codes`); the in-memory
+        path and the streaming one (:func:`icml26.degmetrics.stream.reference_from_file`) both end here.
+        """
+        if deg_mode not in ("vsrest", "vscontrol"):
+            raise ValueError(f"deg_mode must be 'vsrest' or 'vscontrol'; got {deg_mode!r}")
         P = len(perts)
-        code_of = {p: i for i, p in enumerate(perts)} | {control: P}  # the control is group P
-        codes = np.array([code_of[lab] for lab in labels])
-        n, sums, sq = group_moments(X, codes, P + 1, scale)  # (P+1,), (P+1, G), (P+1, G)
         if not np.any(sums):
             raise ValueError(
                 "real: every expression value is 0, so no gene varies and every metric would be undefined (NaN)"
@@ -150,7 +186,7 @@ class DEGReference:
         n_deg = (benjamini_hochberg(p) < alpha).sum(axis=1)
         return cls(
             perturbations=perts,
-            genes=pd.Index(real.var_names.astype(str)),
+            genes=genes,
             real=bulk,
             weights=deg_weights(t),
             t=t,

@@ -117,6 +117,16 @@ def log1p_normalize(X, target_sum: float = 1e4) -> np.ndarray:
     return np.log1p(X * scale)
 
 
+def _log1p_normalize_csr(X) -> sp.csr_matrix:
+    """:func:`log1p_normalize` of a sparse count block, kept sparse (same values, zeros stay implicit)."""
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    totals = np.asarray(X.sum(axis=1)).ravel()  # integer counts: exact, whatever the summation order
+    scale = np.divide(1e4, totals, out=np.zeros_like(totals), where=totals > 0)
+    X.data *= np.repeat(scale, np.diff(X.indptr))
+    np.log1p(X.data, out=X.data)
+    return X
+
+
 # ----------------------------------------------------------------------------------------------------
 # Group moments, pseudobulk and the vectorised Welch t-test (Eq. T).
 # ----------------------------------------------------------------------------------------------------
@@ -151,8 +161,17 @@ def group_moments(
     sq = np.zeros_like(sums) if squares else None
     for lo in range(0, X.shape[0], chunk):
         block = X[lo : lo + chunk]
-        block = log1p_normalize(block) if scale == "counts" else _dense64(block)  # (chunk, G)
         ind = _indicator(codes[lo : lo + chunk], n_groups)
+        if scale == "counts" and sp.issparse(block):
+            # sparse counts stay sparse: log1p(0) = 0, and a sparse product adds the same non-zero terms in the
+            # same cell order as the dense one (the zeros it skips add nothing), so the sums are identical
+            block = _log1p_normalize_csr(block)  # (chunk, G) CSR float64
+            sums += (ind @ block).toarray()
+            if squares:
+                np.square(block.data, out=block.data)
+                sq += (ind @ block).toarray()
+            continue
+        block = log1p_normalize(block) if scale == "counts" else _dense64(block)  # (chunk, G)
         sums += ind @ block
         if squares:
             np.square(block, out=block)

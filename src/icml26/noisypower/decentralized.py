@@ -78,8 +78,11 @@ class DecentralizedResult:
     status : str
         ``"converged"``, ``"max-iter"`` or ``"stalled"`` (the error stopped decreasing).
     history : dict of str to list of float
-        Per iteration: ``"sin_theta"`` and ``"tan_theta"`` (worst node), ``"consensus"`` (max ``||X_i - mean X||_F``),
-        ``"rounds"``.
+        Per iteration: ``"sin_theta"`` and ``"tan_theta"`` (worst node) when a reference basis was given, else
+        ``"residual"`` (the relative residual of the consensus basis, see :func:`run_decentralized`);
+        ``"consensus"`` (max ``||X_i - mean X||_F``) and ``"rounds"`` always.
+    eigenvalues : array (k,), optional
+        Rayleigh-quotient eigenvalue estimates of the consensus basis (reference-free runs only).
     """
 
     bases: np.ndarray
@@ -94,10 +97,12 @@ class DecentralizedResult:
     status: str
     mixing_contraction: float
     history: dict[str, list[float]] = field(default_factory=dict)
+    eigenvalues: np.ndarray | None = None
 
     def rounds_to(self, eps: float) -> int | None:
-        """Communication rounds until the worst node's ``sin theta`` is at most ``eps`` (None if never)."""
-        for i, s in enumerate(self.history["sin_theta"]):
+        """Communication rounds until the worst node's ``sin theta`` (reference-free runs: the residual) is at
+        most ``eps`` (None if never)."""
+        for i, s in enumerate(self.history.get("sin_theta") or self.history["residual"]):
             if s <= eps:
                 return (i + 1) * self.K
         return None
@@ -121,9 +126,27 @@ def _worst_angle(X: np.ndarray, U: np.ndarray) -> tuple[float, float]:
     return float(np.max(sin)), float(np.clip(np.min(cos), 0.0, 1.0))
 
 
+def _consensus_residual(net, product, X_mean: np.ndarray, n_local: int) -> tuple[float, np.ndarray]:
+    """Relative residual ``||A Q - Q M||_2 / ||M||_2`` of the consensus basis ``Q = qr(mean_i X_i)``.
+
+    ``A Q = (1/n) sum_i A_i Q`` is one ``allsum`` of the local products (``M = Q^T A Q``); no node needs the
+    true eigenspace. A small residual bounds ``sin theta`` by Davis-Kahan (residual x ``||M|| / gap``).
+    Returns the residual and the Rayleigh-quotient eigenvalues (descending).
+    """
+    Q = qr_pos(X_mean)[0]  # (d, k)
+    AQ = net.allsum(product(np.broadcast_to(Q, (n_local, *Q.shape))).sum(axis=0)) / net.n_nodes  # (d, k)
+    if not np.all(np.isfinite(AQ)):  # a node's product blew up (the same bits everywhere): the next iteration
+        return np.inf, np.full(Q.shape[1], np.nan)  # sees it in the tracker or the mean and stops as diverged
+    M = Q.T @ AQ
+    M = (M + M.T) / 2
+    theta = np.linalg.eigvalsh(M)[::-1]
+    scale = max(float(np.max(np.abs(theta))), 1e-300)
+    return float(np.linalg.norm(AQ - Q @ M, 2)) / scale, theta
+
+
 def run_decentralized(
     net,
-    A_local: np.ndarray,
+    A_local,
     k: int,
     *,
     method: str,
@@ -132,7 +155,7 @@ def run_decentralized(
     tol: float,
     max_iter: int,
     X0: np.ndarray,
-    reference: np.ndarray,
+    reference: np.ndarray | None,
     patience: int = 100,
     divergence: float = 1.0,
     strict: bool = True,
@@ -144,14 +167,21 @@ def run_decentralized(
     ----------
     net : network
         ``gossip``, ``allsum``, ``allmax``, ``n_nodes``, ``node_ids``, ``degrees`` (of all nodes), ``W``.
-    A_local : array (n_local, d, d)
-        The local matrices of this process's nodes.
+    A_local : array (n_local, d, d) or callable
+        The local matrices of this process's nodes, or their product: a callable taking the stacked states
+        ``X`` (n_local, d, k) and returning ``A_i X_i`` stacked the same way (a sparse matrix or an operator
+        that is never formed).
     X0 : array (d, k)
         Common orthonormal start (``X^0``, also the SignAdjust reference).
-    reference : array (d, k)
-        Orthonormal basis of the true top-``k`` eigenspace (diagnostics and stopping only).
+    reference : array (d, k) or None
+        Orthonormal basis of the true top-``k`` eigenspace (diagnostics and stopping only). ``None``: no node
+        knows the answer, so convergence is monitored from inside the network: the run stops when the
+        consensus distance ``max_i ||X_i - mean X||_F`` and the relative residual of the consensus basis
+        (``||A Q - Q M||_2 / ||M||_2``, ``Q = qr(mean X)``, ``M = Q^T A Q``, one extra ``allsum`` of a
+        ``d x k`` block per iteration) are both at most ``tol``.
     patience : int
-        Stop as ``"stalled"`` when the worst ``tan theta`` has not halved over this many iterations.
+        Stop as ``"stalled"`` when the worst ``tan theta`` (reference-free: the residual) has not halved over
+        this many iterations.
     divergence : float
         Raise :class:`InsufficientMixingError` when the trackers' relative disagreement
         ``max_i ||S_i - mean S|| / ||mean S||`` exceeds this (the tracked product is then mostly error).
@@ -164,7 +194,12 @@ def run_decentralized(
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
-    n_local, d, _ = A_local.shape
+    if callable(A_local):
+        product, n_local = A_local, len(net.node_ids)
+    else:
+        A_local = np.asarray(A_local)
+        product, n_local = A_local.__matmul__, A_local.shape[0]
+    d = X0.shape[0]
     eta = fastmix_eta(second_eigenvalue(net.W))
     rho = fastmix_contraction(net.W, K)
     bytes_per_round = int(net.degrees.sum()) * d * k * 8
@@ -173,10 +208,12 @@ def run_decentralized(
     R_inv = np.repeat(np.eye(k)[None], n_local, axis=0)  # (n_local, k, k) (R_i^t)^{-1}
     S = X.copy()  # tracker, S^0 = X^0
     AX_prev = X.copy()  # DeEPCA initialisation A_i X_i^{-1} := X^0, so S^1 = FastMix(A_i X^0)
-    hist: dict[str, list[float]] = {"sin_theta": [], "tan_theta": [], "consensus": [], "rounds": []}
+    watched = ("sin_theta", "tan_theta") if reference is not None else ("residual",)
+    hist: dict[str, list[float]] = {**{name: [] for name in watched}, "consensus": [], "rounds": []}
+    theta = None
     status, t = "max-iter", 0
     for t in range(1, max_iter + 1):
-        AX = A_local @ X  # (n_local, d, k) local products
+        AX = product(X)  # (n_local, d, k) local products
         if method == "gossip":
             Y = fastmix(net, AX, K, eta)  # (n_local, d, k)
         else:
@@ -186,7 +223,7 @@ def run_decentralized(
             S_mean = net.allsum(S.sum(axis=0)) / net.n_nodes
             spread = net.allmax(float(np.max(np.linalg.norm(S - S_mean, axis=(1, 2)))))
             scale = float(np.linalg.norm(S_mean))
-            if not np.isfinite(spread) or spread > divergence * max(scale, 1e-300):
+            if not (np.isfinite(spread) and np.all(np.isfinite(S_mean))) or spread > divergence * max(scale, 1e-300):
                 status = "diverged"
                 break
         X_new, R = qr_pos(Y)
@@ -196,22 +233,29 @@ def run_decentralized(
         X_prev, X = X, X_new
         X_mean = net.allsum(X.sum(axis=0)) / net.n_nodes
         hist["consensus"].append(net.allmax(float(np.max(np.linalg.norm(X - X_mean, axis=(1, 2))))))
-        sin, cos = _worst_angle(X, reference)
-        err, cos = net.allmax(sin), -net.allmax(-cos)  # worst node
-        hist["sin_theta"].append(err)
-        hist["tan_theta"].append(float(np.sqrt(max(0.0, 1.0 - cos**2))) / cos if cos > 0 else np.inf)
+        if not np.all(np.isfinite(X_mean)):  # from an allsum: the same verdict on every process, so all stop
+            status = "diverged"  # (a node-local test would let one MPI rank leave while the others wait)
+            break
+        if reference is not None:
+            sin, cos = _worst_angle(X, reference)
+            err, cos = net.allmax(sin), -net.allmax(-cos)  # worst node
+            hist["sin_theta"].append(err)
+            hist["tan_theta"].append(float(np.sqrt(max(0.0, 1.0 - cos**2))) / cos if cos > 0 else np.inf)
+            done = err <= tol
+        else:
+            err, theta = _consensus_residual(net, product, X_mean, n_local)
+            hist["residual"].append(err)
+            done = err <= tol and hist["consensus"][-1] <= tol
         hist["rounds"].append(t * K)
         if progress is not None:
             progress(t, err)
-        if err <= tol:
+        if done:
             status = "converged"
-            break
-        if not np.all(np.isfinite(X)):
-            status = "diverged"
             break
         # tan theta falls geometrically from the start (sin theta sits near 1 for a while): the error has
         # stalled when tan theta has not halved over `patience` iterations
-        if t > patience and hist["tan_theta"][-1] > 0.5 * min(hist["tan_theta"][: t - patience]):
+        watch = hist[watched[-1]]
+        if t > patience and watch[-1] > 0.5 * min(watch[: t - patience]):
             status = "stalled"
             break
     result = DecentralizedResult(
@@ -227,11 +271,12 @@ def run_decentralized(
         status,
         rho,
         hist,
+        theta,
     )
     if status in ("stalled", "diverged"):
-        last = hist["sin_theta"][-1] if hist["sin_theta"] else 1.0
+        last = hist[watched[0]][-1] if hist[watched[0]] else 1.0
         message = (
-            f"{method} {status} at iteration {t} (worst sin theta {last:.3g}):"
+            f"{method} {status} at iteration {t} (worst {watched[0].replace('_', ' ')} {last:.3g}):"
             f" K={K} gossip rounds shrink disagreement only by rho_K={rho:.3g} on this graph "
             f"(lambda_2={second_eigenvalue(net.W):.4f})"
         )
@@ -263,6 +308,7 @@ def decentralized_pca(
     patience: int | None = None,
     strict: bool = True,
     backend: str = "sim",
+    monitor: str = "reference",
 ) -> DecentralizedResult:
     """Decentralized top-``k`` PCA on the simulated network (vectorised over nodes).
 
@@ -283,6 +329,10 @@ def decentralized_pca(
         Target worst-node ``sin theta``.
     reference : array (d, k), optional
         True top-``k`` basis; computed with ``numpy.linalg.eigh`` of the mean matrix when omitted.
+    monitor : {"reference", "residual"}
+        ``"reference"``: stop on the worst node's ``sin theta`` to ``reference``. ``"residual"``: stop, as a
+        real deployment must, on the consensus distance and the residual of the consensus basis (see
+        :func:`run_decentralized`); ``reference`` is then not used.
     patience : int, optional
         Stall window (iterations); default ``max(100, 3 ln 2 / Delta_k)``, three halving times of the
         non-accelerated method, ``Delta_k = 1 - lambda_{k+1} / lambda_k``.
@@ -291,7 +341,8 @@ def decentralized_pca(
         :func:`run_decentralized`).
     backend : {"sim", "mpi"}
         ``"sim"``: every node in this process, vectorised. ``"mpi"``: one process per node under
-        ``mpiexec`` (:func:`icml26.noisypower.mpi.run_mpi`); identical results up to rounding.
+        ``mpiexec`` started here (:func:`icml26.noisypower.mpi.run_mpi`); identical results up to rounding.
+        On a cluster, run :mod:`icml26.noisypower.mpi` under your own ``mpiexec`` instead.
 
     Returns
     -------
@@ -338,7 +389,9 @@ def decentralized_pca(
         if not np.all(np.isfinite(M)):
             raise ValueError(f"{name} has NaN or inf entries")
     X0 = qr_pos(X0)[0]
-    reference = qr_pos(reference)[0]
+    if monitor not in ("reference", "residual"):
+        raise ValueError(f"monitor must be 'reference' or 'residual'; got {monitor!r}")
+    reference = qr_pos(reference)[0] if monitor == "reference" else None
     if backend == "sim":
         return run_decentralized(
             SimNetwork(W),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 import numpy as np
 
@@ -27,6 +28,16 @@ def _constants(text: str) -> tuple[float, ...]:
 
 
 SEED = seed_int  # the shared 32-bit seed type
+RAY_ADDRESS = re.compile(r"^(local|auto|(ray://)?[A-Za-z0-9._-]+:[0-9]{1,5})$")
+
+
+def _ray_address(text: str) -> str:
+    """``local`` (start a local Ray instance), ``auto`` (the cluster this machine belongs to) or host:port."""
+    if not RAY_ADDRESS.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Ray address: use local, auto, host:port or ray://host:port"
+        )
+    return text
 
 
 def _emit_json(payload, path: str | None) -> bool:
@@ -72,6 +83,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-linear-scaling", action="store_true", help="do not fit a + b*f in closed form")
     s.add_argument("--force", action="store_true", help="run even when the search-space estimate is too large")
     s.add_argument("--seed", type=SEED, default=0, help="seed of the probe-row choice")
+    s.add_argument(
+        "--ray-address",
+        type=_ray_address,
+        default=None,
+        help="run the search as Ray tasks: local (start a local instance), auto, or ray://host:port; "
+        "the Pareto front is the one-process front",
+    )
+    s.add_argument(
+        "--workers",
+        type=bounded_int(1, 1024, what="CPUs of a local Ray instance"),
+        default=None,
+        help="CPUs of the local Ray instance (--ray-address local; default all)",
+    )
     s.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
 
     c = sub.add_parser("count", help="number of labelled trees (recurrence) and, optionally, distinct functions")
@@ -113,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
 def _search(args) -> int:
     if args.json not in (None, "-"):
         check_output_path(args.json)
+    if args.workers is not None and args.ray_address != "local":
+        raise ValueError("--workers sets the CPUs of a local Ray instance: use it with --ray-address local")
     X, y, names = load_csv(check_input_file(args.data, what="data file"), args.target)
     model = ExhaustiveSR(
         max_size=args.max_size,
@@ -122,6 +148,8 @@ def _search(args) -> int:
         linear_scaling=not args.no_linear_scaling,
         force=args.force,
         seed=args.seed,
+        ray_address=args.ray_address,
+        n_workers=args.workers,
     ).fit(X, y, names)
     front = [
         {"size": p.size, "mse": p.mse, "description_length": p.description_length, "expression": str(p.expression)}

@@ -25,6 +25,7 @@ hash collisions between functions that coincide on every probe point).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -124,6 +125,7 @@ def enumerate_library(
     fold_constants: bool = True,
     max_nodes: int = 5_000_000,
     seed: int = 0,
+    map_blocks=None,
 ) -> Library:
     """Enumerate every function up to ``max_grade`` (size or depth) on the probe points.
 
@@ -145,6 +147,11 @@ def enumerate_library(
         Refuse (``SearchSpaceTooLarge``) when the library would exceed this many nodes.
     seed : int
         Seed of the hash weights.
+    map_blocks : callable, optional
+        ``map_blocks(task, specs) -> list of results`` evaluating ``task(spec)`` for every
+        :class:`BlockSpec` of a grade, results in the order of ``specs`` (the Ray backend,
+        :meth:`icml26.srfpt.distributed.RayMap.blocks`); default: one after the other in this process. The
+        library is the same whichever map runs the blocks.
 
     Returns
     -------
@@ -182,28 +189,21 @@ def enumerate_library(
     n_candidates = [0] * lo + [n_leaf]
 
     for g in range(lo + 1, max_grade + 1):
-        parts: list[tuple[np.ndarray, ...]] = []  # (hash, op, left, right) of new candidates
-        n_cand = 0
-        for code, op in enumerate(ops):
-            for gi, gj in _grade_plan(g, lo, mode, op, dedup):
-                if gi not in grade_ranges or (gj >= 0 and gj not in grade_ranges):
-                    continue
-                blocks = _candidates(op, values, grade_ranges[gi], grade_ranges.get(gj), gi == gj, dedup)
-                for left, right, cand in blocks:
-                    n_cand += len(left)
-                    if not dedup:
-                        parts.append((cand, np.full(len(left), code), left, right))
-                        continue
-                    ok = np.isfinite(cand).all(axis=1) & (np.abs(cand) < _BIG).all(axis=1)
-                    if fold_constants:
-                        flat = np.ptp(cand, axis=1) <= 1e-9 * (1 + np.abs(cand[:, 0]))
-                        ok &= ~flat | _is_simple_constant(cand[:, 0])
-                    h = _hash_rows(cand[ok], weights)
-                    left, right = left[ok], right[ok]
-                    pos = np.minimum(np.searchsorted(seen, h), len(seen) - 1)
-                    fresh = seen[pos] != h
-                    h, first = np.unique(h[fresh], return_index=True)
-                    parts.append((h, np.full(len(h), code), left[fresh][first], right[fresh][first]))
+        # the grade's work, partitioned by root operator and child grades (and left-child row ranges)
+        specs = [
+            BlockSpec(code, grade_ranges[gi], grade_ranges.get(gj), gi == gj, rows)
+            for code, op in enumerate(ops)
+            for gi, gj in _grade_plan(g, lo, mode, op, dedup)
+            if gi in grade_ranges and (gj < 0 or gj in grade_ranges)
+            for rows in [grade_ranges[gi]]
+        ]
+        state = GradeState(ops, values, seen, weights, dedup, fold_constants)
+        if map_blocks is None:
+            results = [state.run(spec) for spec in specs]
+        else:
+            results = map_blocks(state, specs)
+        parts = [part for block_parts, _ in results for part in block_parts]  # (hash, op, left, right)
+        n_cand = sum(n for _, n in results)
         n_candidates.append(n_cand)
         if not parts:
             grade_ranges[g] = (len(values), len(values))
@@ -252,12 +252,86 @@ def enumerate_library(
     )
 
 
-def _candidates(op, values, range_i, range_j, same_grade, dedup):
-    """Yield blocks ``(left ids, right ids, candidate values (K, P))`` of one operator on two grades."""
-    i0, i1 = range_i
+@dataclass(frozen=True)
+class BlockSpec:
+    """One unit of a grade's work: operator ``code`` on children of grades spanning node ranges ``range_i``
+    (left) and ``range_j`` (right; None for unary), restricted to left children ``rows = (start, stop)``."""
+
+    code: int
+    range_i: tuple[int, int]
+    range_j: tuple[int, int] | None
+    same_grade: bool
+    rows: tuple[int, int]
+
+    def split(self, pieces: int) -> list[BlockSpec]:
+        """At most ``pieces`` specs over consecutive left-row ranges, cut where :func:`_candidates` cuts its
+        chunks, so the pieces' candidates, concatenated, are this spec's exactly."""
+        step = _chunk_rows(self.range_j)
+        starts = list(range(self.rows[0], self.rows[1], step))
+        if pieces <= 1 or len(starts) <= 1:
+            return [self]
+        per = -(-len(starts) // pieces)
+        cuts = [*starts[::per], self.rows[1]]
+        return [
+            BlockSpec(self.code, self.range_i, self.range_j, self.same_grade, (a, b))
+            for a, b in itertools.pairwise(cuts)
+        ]
+
+    @property
+    def work(self) -> int:
+        """Candidates this spec generates (before the triangle cut of commutative operators)."""
+        mj = 1 if self.range_j is None else self.range_j[1] - self.range_j[0]
+        return (self.rows[1] - self.rows[0]) * mj
+
+
+@dataclass
+class GradeState:
+    """What every block of a grade reads: the library's values so far and the hashes already seen."""
+
+    ops: tuple[Primitive, ...]
+    values: np.ndarray
+    seen: np.ndarray
+    weights: np.ndarray
+    dedup: bool
+    fold_constants: bool
+
+    def run(self, spec: BlockSpec) -> tuple[list[tuple[np.ndarray, ...]], int]:
+        """New candidates ``[(hash or values, op, left, right), ...]`` of one block and how many it tried."""
+        op, code = self.ops[spec.code], spec.code
+        parts, n_cand = [], 0
+        blocks = _candidates(op, self.values, spec.range_i, spec.range_j, spec.same_grade, self.dedup, spec.rows)
+        for left, right, cand in blocks:
+            n_cand += len(left)
+            if not self.dedup:
+                parts.append((cand, np.full(len(left), code), left, right))
+                continue
+            ok = np.isfinite(cand).all(axis=1) & (np.abs(cand) < _BIG).all(axis=1)
+            if self.fold_constants:
+                flat = np.ptp(cand, axis=1) <= 1e-9 * (1 + np.abs(cand[:, 0]))
+                ok &= ~flat | _is_simple_constant(cand[:, 0])
+            h = _hash_rows(cand[ok], self.weights)
+            left, right = left[ok], right[ok]
+            pos = np.minimum(np.searchsorted(self.seen, h), len(self.seen) - 1)
+            fresh = self.seen[pos] != h
+            h, first = np.unique(h[fresh], return_index=True)
+            parts.append((h, np.full(len(h), code), left[fresh][first], right[fresh][first]))
+        return parts, n_cand
+
+
+def _chunk_rows(range_j) -> int:
+    """Left children per numpy call of :func:`_candidates`."""
+    if range_j is None:
+        return _CHUNK
+    return max(1, _CHUNK // max(1, range_j[1] - range_j[0]))
+
+
+def _candidates(op, values, range_i, range_j, same_grade, dedup, rows=None):
+    """Yield blocks ``(left ids, right ids, candidate values (K, P))`` of one operator on two grades
+    (left children restricted to ``rows = (start, stop)`` within ``range_i``)."""
+    i0, i1 = range_i if rows is None else rows
     with np.errstate(all="ignore"):
         if op.arity == 1:
-            for s in range(i0, i1, _CHUNK):
+            for s in range(i0, i1, _chunk_rows(None)):
                 ids = np.arange(s, min(i1, s + _CHUNK))
                 yield ids, np.full(len(ids), -1), op.fn(values[ids])
             return
@@ -265,11 +339,11 @@ def _candidates(op, values, range_i, range_j, same_grade, dedup):
         mj = j1 - j0
         if mj == 0 or i1 == i0:
             return
-        rows = max(1, _CHUNK // mj)
+        step = _chunk_rows(range_j)
         triangular = same_grade and dedup and op.commutative
-        for s in range(i0, i1, rows):
-            a = np.repeat(np.arange(s, min(i1, s + rows)), mj)
-            b = np.tile(np.arange(j0, j1), min(i1, s + rows) - s)
+        for s in range(i0, i1, step):
+            a = np.repeat(np.arange(s, min(i1, s + step)), mj)
+            b = np.tile(np.arange(j0, j1), min(i1, s + step) - s)
             if triangular:
                 keep = b >= a
                 a, b = a[keep], b[keep]

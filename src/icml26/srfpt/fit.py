@@ -12,6 +12,7 @@ are then refined by a few damped Gauss-Newton (Levenberg-Marquardt) steps on all
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,8 +23,19 @@ from icml26.srfpt.enumerate import CONST, VAR, Library
 Tree = tuple  # ("var", j) | ("const", value) | (op_index, child) | (op_index, left, right)
 
 
+#: the rows are scored in this many groups, each summed on its own and the group sums added in order: a
+#: distributed run (one task per group) then adds the same numbers in the same order as one process
+SCORE_GROUPS = 16
+
+
 def score_library(
-    lib: Library, X: np.ndarray, y: np.ndarray, *, linear_scaling: bool = True, chunk_elements: int = 1 << 23
+    lib: Library,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    linear_scaling: bool = True,
+    chunk_elements: int = 1 << 23,
+    map_groups=None,
 ) -> np.ndarray:
     """Mean squared error of every library node on the full data (``inf`` for invalid trees).
 
@@ -36,6 +48,9 @@ def score_library(
     y : ndarray of shape (n,)
     linear_scaling : bool
         Score ``a + b f`` with Eq. F1 (True) or ``f`` itself.
+    map_groups : callable, optional
+        ``map_groups(task, ranges) -> list`` evaluating ``task(range)`` for each row range (the Ray backend,
+        :meth:`icml26.srfpt.distributed.RayMap.groups`); default: one after the other. Same result either way.
 
     Returns
     -------
@@ -43,35 +58,21 @@ def score_library(
     """
     n, m = len(y), lib.n_nodes
     rows = int(max(1, min(n, max(16, chunk_elements // max(m, 1)))))
-    shift = lib.values.mean(axis=1)[:, None]  # (M, 1) conditioning of the running sums
-    yc = y - y.mean()
+    chunk_starts = list(range(0, n, rows))
+    per = -(-len(chunk_starts) // SCORE_GROUPS)
+    cuts = [*chunk_starts[::per], n]
+    task = ScoreTask(lib, X, y, linear_scaling, rows)
+    ranges = list(itertools.pairwise(cuts))
+    parts = [task.run(r) for r in ranges] if map_groups is None else map_groups(task, ranges)
     s2 = np.zeros(m)
     s1y = np.zeros((m, 2))  # columns: sum of (f - shift) * (y - mean y), sum of (f - shift)
-    blocks = _op_blocks(lib)
-    var_nodes = np.flatnonzero(lib.op == VAR)
-    const_nodes = np.flatnonzero(lib.op == CONST)
-    consts = np.asarray(lib.constants)[lib.left[const_nodes]]
     with np.errstate(all="ignore"):
-        for start in range(0, n, rows):
-            xc = X[start : start + rows]
-            r = len(xc)
-            vals = np.empty((m, r))  # (M, chunk): every function on these rows
-            vals[var_nodes] = xc[:, lib.left[var_nodes]].T
-            vals[const_nodes] = consts[:, None]
-            for code, a, b in blocks:  # children first: blocks are in grade order
-                op = lib.ops[code]
-                if op.arity == 1:
-                    op.fn(vals[lib.left[a:b]], out=vals[a:b])
-                else:
-                    op.fn(vals[lib.left[a:b]], vals[lib.right[a:b]], out=vals[a:b])
-            if linear_scaling:
-                vals -= shift
-                s1y += vals @ np.column_stack([yc[start : start + r], np.ones(r)])
-            else:
-                vals -= y[None, start : start + r]
-            s2 += np.einsum("ij,ij->i", vals, vals)  # non-finite when any value is
+        for p2, p1y in parts:  # in row order, whichever process computed them
+            s2 += p2
+            s1y += p1y
         bad = ~np.isfinite(s2) | ~np.isfinite(s1y).all(axis=1)
         if linear_scaling:
+            yc = y - y.mean()
             mean_d = s1y[:, 1] / n
             var_f = s2 / n - mean_d**2
             cov = s1y[:, 0] / n
@@ -83,6 +84,46 @@ def score_library(
             mse = s2 / n
     mse[bad | ~np.isfinite(mse)] = np.inf
     return mse
+
+
+class ScoreTask:
+    """Running sums of every library node over one range of rows (a picklable unit of :func:`score_library`)."""
+
+    def __init__(self, lib: Library, X: np.ndarray, y: np.ndarray, linear_scaling: bool, rows: int):
+        self.lib, self.X, self.y, self.linear_scaling, self.rows = lib, X, y, linear_scaling, rows
+
+    def run(self, row_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """``(sum of squares (M,), [sum of products with centred y, sum] (M, 2))`` over ``row_range``."""
+        lib, X, y = self.lib, self.X, self.y
+        m = lib.n_nodes
+        shift = lib.values.mean(axis=1)[:, None]  # (M, 1) conditioning of the running sums
+        yc = y - y.mean()
+        s2 = np.zeros(m)
+        s1y = np.zeros((m, 2))
+        blocks = _op_blocks(lib)
+        var_nodes = np.flatnonzero(lib.op == VAR)
+        const_nodes = np.flatnonzero(lib.op == CONST)
+        consts = np.asarray(lib.constants)[lib.left[const_nodes]]
+        with np.errstate(all="ignore"):
+            for start in range(row_range[0], row_range[1], self.rows):
+                xc = X[start : min(start + self.rows, row_range[1])]
+                r = len(xc)
+                vals = np.empty((m, r))  # (M, chunk): every function on these rows
+                vals[var_nodes] = xc[:, lib.left[var_nodes]].T
+                vals[const_nodes] = consts[:, None]
+                for code, a, b in blocks:  # children first: blocks are in grade order
+                    op = lib.ops[code]
+                    if op.arity == 1:
+                        op.fn(vals[lib.left[a:b]], out=vals[a:b])
+                    else:
+                        op.fn(vals[lib.left[a:b]], vals[lib.right[a:b]], out=vals[a:b])
+                if self.linear_scaling:
+                    vals -= shift
+                    s1y += vals @ np.column_stack([yc[start : start + r], np.ones(r)])
+                else:
+                    vals -= y[None, start : start + r]
+                s2 += np.einsum("ij,ij->i", vals, vals)  # non-finite when any value is
+        return s2, s1y
 
 
 def _op_blocks(lib: Library) -> list[tuple[int, int, int]]:

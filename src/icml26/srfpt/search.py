@@ -92,6 +92,12 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
     force : bool
     seed : int
         Seed of the probe-row choice and the hash.
+    ray_address : str or None
+        Run the enumeration and the scoring as Ray tasks (:mod:`icml26.srfpt.distributed`): ``"local"``
+        starts a local Ray instance with ``n_workers`` CPUs, ``"auto"`` or ``"ray://host:port"`` joins a
+        cluster. The Pareto front is exactly the one-process front. None: one process.
+    n_workers : int or None
+        CPUs of a local Ray instance (default: all of this machine's).
     """
 
     def __init__(
@@ -109,6 +115,8 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         max_nodes: int = 4_000_000,
         force: bool = False,
         seed: int = 0,
+        ray_address: str | None = None,
+        n_workers: int | None = None,
     ):
         self.max_size = max_size
         self.max_depth = max_depth
@@ -123,6 +131,8 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         self.max_nodes = max_nodes
         self.force = force
         self.seed = seed
+        self.ray_address = ray_address
+        self.n_workers = n_workers
 
     def fit(self, X, y, variable_names: Sequence[str] | None = None, *, library: Library | None = None) -> ExhaustiveSR:
         """Search every tree up to the bound.
@@ -146,7 +156,7 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         """
         columns = getattr(X, "columns", None)  # a DataFrame's column names become the variable names
         X, y = _check_xy(X, y)
-        n, n_vars = X.shape
+        n_vars = X.shape[1]
         if variable_names is None and columns is not None:
             variable_names = [str(c) for c in columns]
         names = _check_names(variable_names, n_vars)
@@ -172,6 +182,21 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
                 f"the search covers {self.n_trees_:.3g} labelled trees (> {_FORCE_TREES:.0e}, the limit even with "
                 "force); lower the bound or the operator/variable count"
             )
+        if self.n_workers is not None and (
+            isinstance(self.n_workers, bool) or not isinstance(self.n_workers, (int, np.integer)) or self.n_workers < 1
+        ):
+            raise ValueError(f"n_workers must be a positive integer or None; got {self.n_workers!r}")
+        if self.ray_address is not None and (not isinstance(self.ray_address, str) or not self.ray_address.strip()):
+            raise ValueError(f"ray_address must be 'local', 'auto' or a cluster address; got {self.ray_address!r}")
+        if self.ray_address is None:
+            return self._search(X, y, names, prims, consts, mode, bound, library, columns, None)
+        from icml26.srfpt.distributed import ray_session
+
+        with ray_session(str(self.ray_address), num_cpus=self.n_workers) as mapper:
+            return self._search(X, y, names, prims, consts, mode, bound, library, columns, mapper)
+
+    def _search(self, X, y, names, prims, consts, mode, bound, library, columns, mapper) -> ExhaustiveSR:
+        n, n_vars = X.shape
         rng = np.random.default_rng(self.seed)
         t0 = time.perf_counter()
         if n <= 2 * self.n_probe:
@@ -189,7 +214,7 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
                 f"|X| reaches {float(np.max(np.abs(probes))):.3g}: values of magnitude >= {_BIG:.0e} are treated as "
                 "overflow, so products such as x*x are discarded from the search; rescale the columns",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         if library is not None:
             same = (
@@ -214,9 +239,12 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
                 # force lifts the node budget only up to what fits in memory (values are float64 per probe)
                 max_nodes=max(self.max_nodes, _FORCE_BYTES // (8 * len(probes))) if self.force else self.max_nodes,
                 seed=self.seed,
+                map_blocks=None if mapper is None else mapper.blocks,
             )
         t1 = time.perf_counter()
-        mse = score_library(lib, X, y, linear_scaling=self.linear_scaling)
+        mse = score_library(
+            lib, X, y, linear_scaling=self.linear_scaling, map_groups=None if mapper is None else mapper.groups
+        )
         t2 = time.perf_counter()
         self.pareto_ = self._pareto(lib, mse, prims, X, y, names)
         t3 = time.perf_counter()
