@@ -192,6 +192,9 @@ def _torchrun(tmp_path, nproc: int, *args) -> subprocess.CompletedProcess:
     return subprocess.run([*cmd, *map(str, args)], env=env, capture_output=True, text=True, timeout=240)
 
 
+# ~17 s (two torchrun processes import torch); the fast tests of the rank/sampler logic are
+# test_step_batches_split_each_epoch_between_ranks_and_resume_mid_epoch and test_a_torchrun_rank_takes_the_gpu_*
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["prob"])
 def test_ddp_two_cpu_ranks_read_their_own_windows_and_resume_on_one(tmp_path, stage):
     _write_pairs(tmp_path / "d.nc")
@@ -253,3 +256,25 @@ def test_a_torchrun_rank_takes_the_gpu_of_its_local_rank(monkeypatch):
     assert train._distributed(torch.device("cpu")) == (0, 1, torch.device("cpu"))  # CPU ranks stay on CPU
     monkeypatch.delenv("LOCAL_RANK")
     assert train._distributed(torch.device("cuda")) == (0, 1, torch.device("cuda"))  # no torchrun: as asked
+
+
+def test_the_mae_comparator_costs_what_the_crps_stage_costs():
+    """Compute matching, counted: per step the M-member CRPS stage and its MAE twin (M times the batch) push
+    the same number of samples through the U-Net, forward and backward."""
+    from icml26.ucast.config import get_preset
+    from icml26.ucast.experiment import stage2_config
+
+    preset = get_preset("smoke", prob=TrainConfig(stage="prob", steps=3, batch_size=2, members=3, warmup=1))
+    seen = {}
+    for variant in ("crps", "mae"):
+        cfg = stage2_config(preset, variant)
+        model = tiny_model()
+        seen[variant] = rows = []
+
+        def count(mod, args, out, rows=rows):
+            if mod.training:
+                rows.append(out.shape[0])
+
+        model.net.register_forward_hook(count)
+        train_stage(model, advection_data(), cfg, seed=0)
+    assert seen["crps"] == seen["mae"] == [2 * 3] * 3  # 3 steps of batch x members = 6 samples each
