@@ -84,6 +84,12 @@ def check_scale(X, scale: str, name: str = "data") -> None:
         integer = integer and bool(np.all(np.abs(block - np.round(block)) < 1e-6))
     if bad:
         raise ValueError(f"{name}: contains {bad} NaN/inf values")
+    judge_scale(name, scale, vmin, vmax, integer)
+
+
+def judge_scale(name: str, scale: str, vmin: float, vmax: float, integer: bool) -> None:
+    """The scale verdict of :func:`check_scale` from a matrix's summary (min, max, all integers), so a
+    streamed matrix can be judged from its blocks' summaries."""
     if vmin < 0:
         raise ValueError(f"{name}: negative values (min {vmin:.4g}) in a {scale} matrix; both scales are >= 0")
     if scale == "counts" and not integer:

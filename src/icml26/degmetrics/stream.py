@@ -24,7 +24,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from icml26.degmetrics.config import SimConfig
-from icml26.degmetrics.metrics import LOG1P_MAX, SCALES, group_moments
+from icml26.degmetrics.metrics import SCALES, group_moments, judge_scale
 
 __all__ = ["open_cells", "reference_from_file", "simulate_to_disk"]
 
@@ -60,19 +60,7 @@ class _ScaleCheck:
 
     def verdict(self) -> None:
         """The same judgement as :func:`~icml26.degmetrics.metrics.check_scale`, from the blocks' summaries."""
-        name, scale, vmin, vmax, integer = self.name, self.scale, self.vmin, self.vmax, self.integer
-        if vmin < 0:
-            raise ValueError(f"{name}: negative values (min {vmin:.4g}) in a {scale} matrix; both scales are >= 0")
-        if scale == "counts" and not integer:
-            raise ValueError(
-                f"{name}: declared scale='counts' but has non-integer values (max {vmax:.4g}); "
-                "it looks log1p-normalised -- pass scale='log1p'"
-            )
-        if scale == "log1p" and (vmax > LOG1P_MAX or (integer and vmax > 1)):
-            raise ValueError(
-                f"{name}: declared scale='log1p' but values look like raw counts (max {vmax:.4g}"
-                f"{', all integers' if integer else ''}) -- pass scale='counts'"
-            )
+        judge_scale(self.name, self.scale, self.vmin, self.vmax, self.integer)
 
 
 @contextlib.contextmanager
