@@ -251,14 +251,15 @@ def compression_robust(scale: Scale, seed: int, control: bool = False) -> ClaimR
     w, _, layer, _ = _base(scale, seed)
     full = _full(scale, seed)
     measured, baselines, worst = {}, {}, {}
+    untrained = None  # the control: the untrained widest student in every compressed model's place, evaluated once
+    if control:
+        untrained = _evaluate(w, student(w, w.cfg.student_widths[-1], seed, trained=False), layer, probes=False)
     fig, ax = _figure()
     for target in w.cfg.damage_targets:
         tag = f"+{100 * target:.0f} % LM loss"
         dr = {}
         for name, (s, rel, m) in damage_matched(scale, seed, target).items():
-            if control:  # the one line the control changes: the untrained student in the compressed one's place
-                m, rel = student(w, w.cfg.student_widths[-1], seed, trained=False), float("nan")
-            ev = _evaluate(w, m, layer, probes=False)
+            ev = untrained if control else _evaluate(w, m, layer, probes=False)  # the one line the control changes
             dr[name] = ev["r"] - full["r"]
             measured[f"delta r, {name}, {tag}"] = dr[name]
             achieved = ev["loss"] / full["loss"] - 1 if control else rel
