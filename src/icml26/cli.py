@@ -227,10 +227,10 @@ def _run_on_ray(args: argparse.Namespace, jobs, scale, out: Path, controls: bool
 def _summary_from_runs(claim_obj, scale, seeds, runs, figure_dir: Path, controls: bool):
     """A claim's summary (with its control's) from the runs a cluster did, as the sequential runner builds it."""
     from icml26.claims import seed_list, summarize_claim
-    from icml26.distributed import SeedTask
+    from icml26.distributed import run_key
 
     def summary(control: bool):
-        keys = [SeedTask("", claim_obj.id, scale.value, s, control).key for s in seed_list(claim_obj, scale, seeds)]
+        keys = [run_key(claim_obj.id, scale.value, s, control) for s in seed_list(claim_obj, scale, seeds)]
         chosen = [runs[k] for k in keys]
         figures = [] if control else chosen[0].save_figures(figure_dir)
         return summarize_claim(claim_obj, scale, chosen, figures)

@@ -45,11 +45,12 @@ class SeedTask:
     @property
     def key(self) -> str:
         """What identifies the run in the journal."""
-        return f"{self.claim_id}|{self.scale}|{self.seed}|{'control' if self.control else 'claim'}"
+        return run_key(self.claim_id, self.scale, self.seed, self.control)
 
 
-def run_key(run: SeedRun) -> str:
-    return f"{run.claim_id}|{run.scale}|{run.seed}|{'control' if run.control else 'claim'}"
+def run_key(claim_id: str, scale: str, seed: int, control: bool) -> str:
+    """The journal key of one run: the same for a planned task and the run it produced."""
+    return f"{claim_id}|{scale}|{seed}|{'control' if control else 'claim'}"
 
 
 def load_claims(entry: str) -> list[Claim]:
@@ -99,7 +100,7 @@ class Journal:
             except (ValueError, KeyError, TypeError):  # a line cut short by a kill
                 continue
             if run.result is not None:
-                runs[run_key(run)] = run
+                runs[run_key(run.claim_id, run.scale, run.seed, run.control)] = run
         return runs
 
     def append(self, run: SeedRun) -> None:
