@@ -20,6 +20,12 @@ def _data(n=120, seed=0):
     return X, X[:, 0] ** 2 * np.sin(X[:, 1]) + 0.05 * rng.standard_normal(n)
 
 
+def _csv(path, X, y):
+    """Write (X, y) as the CSV the CLI reads: columns x0, x1, target."""
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="x0,x1,target", comments="")
+    return path
+
+
 def _same_search(a: ExhaustiveSR, b: ExhaustiveSR) -> None:
     for name in ("op", "left", "right", "grade", "size", "values"):
         assert np.array_equal(getattr(a.library_, name), getattr(b.library_, name)), name
@@ -70,7 +76,7 @@ def test_local_ray_with_two_cpus_gives_the_one_process_front(monkeypatch, tmp_pa
     kw = dict(max_size=6, ops="add,mul,sub,div,sin,exp")
     serial = ExhaustiveSR(**kw).fit(X, y)
     data = tmp_path / "d.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x0,x1,target", comments="")
+    _csv(data, X, y)
     argv = ["search", str(data), "--target", "target", "--max-size", "5", "--json", "-"]
     assert main(argv) == 0
     one = json.loads(capsys.readouterr().out)
@@ -97,7 +103,7 @@ def test_local_ray_with_two_cpus_gives_the_one_process_front(monkeypatch, tmp_pa
 def test_cli_ray_arguments_are_checked_before_any_work(tmp_path, capsys, argv, message):
     data = tmp_path / "d.csv"
     X, y = _data(n=20)
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x0,x1,target", comments="")
+    _csv(data, X, y)
     with pytest.raises(SystemExit) as exc:
         raise SystemExit(cli.main(["srfpt", "search", str(data), "--target", "target", *argv]))
     assert exc.value.code == 2
@@ -121,7 +127,7 @@ def test_unreachable_ray_address_is_one_line_in_seconds(tmp_path, capsys):
     pytest.importorskip("ray")
     data, out = tmp_path / "d.csv", tmp_path / "front.json"
     X, y = _data(n=20)
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x0,x1,target", comments="")
+    _csv(data, X, y)
     argv = ["srfpt", "search", str(data), "--target", "target", "--max-size", "3", "--json", str(out)]
     with pytest.raises(SystemExit) as exc:
         raise SystemExit(cli.main([*argv, "--ray-address", "127.0.0.1:1"]))
@@ -153,7 +159,7 @@ def test_a_lost_ray_worker_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(distributed, "ray_session", lambda address, num_cpus=None: contextlib.nullcontext(mapper))
     data, out = tmp_path / "d.csv", tmp_path / "front.json"
     X, y = _data(n=20)
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x0,x1,target", comments="")
+    _csv(data, X, y)
     argv = ["srfpt", "search", str(data), "--target", "target", "--max-size", "3", "--json", str(out)]
     with pytest.raises(SystemExit) as exc:
         raise SystemExit(cli.main([*argv, "--ray-address", "auto"]))
