@@ -55,6 +55,21 @@ def _savings(scale, seed, ours_kwargs, baseline, baseline_kwargs=None):
     return out, note
 
 
+def _savings_verdict(savings: dict, bar: float, note: str) -> tuple[float, bool, str]:
+    """Average % fewer items over the data sets, whether it clears ``bar``, and the reason text.
+
+    ``savings`` maps a data set to (% fewer items, bootstrap 2.5 %, bootstrap 97.5 %)."""
+    avg = float(np.mean([v[0] for v in savings.values()]))
+    holds = avg > bar
+    per_set = ", ".join(f"{_short(n)} {v[0]:.1f} % [{v[1]:.1f}, {v[2]:.1f}]" for n, v in savings.items())
+    reason = (
+        ""
+        if holds
+        else f"average {avg:.1f} % <= {bar:g}{' %' if bar else ''}; per data set (bootstrap 95 %): {per_set}"
+    )
+    return avg, holds, reason + (f"; {note}" if note else "")
+
+
 @claim(
     "gpm/fewer-questions-v2",
     statement="To reach the accuracy (RMSE against the full-pool estimate) that the published BECAT reaches "
@@ -85,18 +100,15 @@ def fewer_questions(scale: Scale, seed: int, control: bool = False) -> ClaimResu
             baselines[f"{k} RMSE@{T} {s}"] = c.rmse_star[T]
         measured[f"{k} GPM updates"] = trained_policy(name, cfg, seed, "gpm", **gpm_kwargs).n_updates_
         measured[f"{k} GPM train s"] = training_seconds(name, cfg, seed, "gpm", **gpm_kwargs)
-    avg = float(np.mean([v[0] for v in savings.values()]))
+    avg, holds, reason = _savings_verdict(savings, 10.0, note)
     measured["average % fewer items than BECAT"] = avg
-    holds = avg > 10.0
-    per_set = ", ".join(f"{_short(n)} {v[0]:.1f} % [{v[1]:.1f}, {v[2]:.1f}]" for n, v in savings.items())
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
         paper={"% fewer questions (average)": 20.0},
         baselines=baselines,
         elsewhere={"BECAT % fewer than its baselines [BECAT, NeurIPS 2023]": 15.0},
-        reason=("" if holds else f"average {avg:.1f} % <= 10 %; per data set (bootstrap 95 %): {per_set}")
-        + (f"; {note}" if note else ""),
+        reason=reason,
         figures={"accuracy-vs-length": plot_curves(results, T)},
     )
 
@@ -126,17 +138,14 @@ def path_matching_matters(scale: Scale, seed: int, control: bool = False) -> Cla
         for s, kw in (("gpm", gpm_kwargs), ("gpm-endpoint", {}), ("becat", {})):
             baselines[f"{k} RMSE@{T} {s}"] = selector_curves(name, cfg, seed, s, **kw).rmse_star[T]
         baselines[f"{k} end-point train s"] = training_seconds(name, cfg, seed, "gpm-endpoint")
-    avg = float(np.mean([v[0] for v in savings.values()]))
+    avg, holds, reason = _savings_verdict(savings, 0.0, note)
     measured["average % fewer items than the end-point ablation"] = avg
-    holds = avg > 0.0
-    per_set = ", ".join(f"{_short(n)} {v[0]:.1f} % [{v[1]:.1f}, {v[2]:.1f}]" for n, v in savings.items())
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
         paper={"path vs global / end-point matching": "intermediate gradients as supervision (abstract)"},
         baselines=baselines,
-        reason=("" if holds else f"average {avg:.1f} % <= 0; per data set (bootstrap 95 %): {per_set}")
-        + (f"; {note}" if note else ""),
+        reason=reason,
     )
 
 
@@ -176,17 +185,14 @@ def generalizes(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
         baselines[f"{k} mean |b_new - b_old|"] = float(np.mean(np.abs(new_bank.b - prep.bank.b)))
         baselines[f"{k} RMSE@{T} gpm, re-calibrated bank"] = curves["gpm"].rmse_star[T]
         baselines[f"{k} RMSE@{T} mfi, re-calibrated bank"] = curves["mfi"].rmse_star[T]
-    avg = float(np.mean([v[0] for v in savings.values()]))
+    avg, holds, reason = _savings_verdict(savings, 0.0, note)
     measured["average % fewer items than MFI, re-calibrated bank"] = avg
-    holds = avg > 0.0
-    per_set = ", ".join(f"{_short(n)} {v[0]:.1f} % [{v[1]:.1f}, {v[2]:.1f}]" for n, v in savings.items())
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
         paper={"generalizable": "learns an explicit and generalizable selection algorithm (abstract)"},
         baselines=baselines,
-        reason=("" if holds else f"average {avg:.1f} % <= 0; per data set (bootstrap 95 %): {per_set}")
-        + (f"; {note}" if note else ""),
+        reason=reason,
     )
 
 
