@@ -102,6 +102,16 @@ def test_bad_ray_address_is_one_line_and_exit_2(systems, tmp_path, capsys):
     assert capsys.readouterr().err.strip().startswith("icml26: --ray-address needs an address")
 
 
+@pytest.mark.timeout(60)
+def test_a_ray_address_nothing_answers_at_is_one_line_in_seconds(systems, tmp_path, capsys):
+    pytest.importorskip("ray")  # ray.init alone would retry such an address for minutes
+    argv = ["reproduce", "fakesys", "--scale", "smoke", "--out", str(tmp_path), "--ray-address", "127.0.0.1:1"]
+    assert cli.main(argv, systems=systems) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot connect to Ray at '127.0.0.1:1'" in err[0], err
+    assert not (tmp_path / distributed.JOURNAL_NAME).exists()
+
+
 def test_reproduce_on_a_local_ray_equals_the_single_process_report_and_resumes(
     systems, fake_spec, tmp_path, monkeypatch, capsys
 ):

@@ -222,6 +222,8 @@ def _run_on_ray(args: argparse.Namespace, jobs, scale, out: Path, controls: bool
         raise UsageError(str(exc)) from None
     except ConnectionError as exc:
         raise UsageError(f"cannot reach the Ray cluster at {args.ray_address!r}: {_one_line(exc)}") from None
+    except ValueError as exc:  # nothing answers at a host:port address (checked before Ray retries for minutes)
+        raise UsageError(_one_line(exc)) from None
 
 
 def _summary_from_runs(claim_obj, scale, seeds, runs, figure_dir: Path, controls: bool):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,24 @@ class Journal:
             os.fsync(f.fileno())
 
 
+#: seconds to wait for a TCP connection to a given Ray address before giving up
+CONNECT_TIMEOUT = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """Refuse a ``host:port`` / ``ray://host:port`` address nothing listens on, in seconds: :func:`ray.init`
+    itself retries such an address for minutes. ``local`` and ``auto`` are Ray's own business."""
+    if address in ("local", "auto"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
+            pass
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise ValueError(f"cannot connect to Ray at {address!r}: nothing answers at {host}:{port} ({reason})") from None
+
+
 def run_on_ray(
     tasks: Iterable[SeedTask],
     address: str,
@@ -147,6 +166,7 @@ def run_on_ray(
     env = {k: os.environ[k] for k in _WORKER_ENV if k in os.environ}
     env.setdefault("MPLBACKEND", "Agg")
     kwargs = {"include_dashboard": False, "log_to_driver": False, **(init_kwargs or {})}
+    check_reachable(address)
     ray.init(address=address, runtime_env={"env_vars": env}, **kwargs)
     try:
         remote = ray.remote(execute)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 from collections.abc import Iterator
+
+from icml26.distributed import check_reachable
 
 __all__ = ["RayMap", "ray_session"]
 
@@ -94,7 +95,7 @@ def ray_session(address: str, *, num_cpus: int | None = None) -> Iterator[RayMap
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     owned = not ray.is_initialized()
     if owned:
-        _check_reachable(address)
+        check_reachable(address)
         kw = {"num_cpus": num_cpus} if address == "local" else {"address": address}
         try:
             ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kw)
@@ -105,21 +106,3 @@ def ray_session(address: str, *, num_cpus: int | None = None) -> Iterator[RayMap
     finally:
         if owned:
             ray.shutdown()
-
-
-#: seconds to wait for a TCP connection to a given Ray address before giving up
-CONNECT_TIMEOUT = 5.0
-
-
-def _check_reachable(address: str) -> None:
-    """Refuse a ``host:port`` / ``ray://host:port`` address nothing listens on, in seconds: :func:`ray.init`
-    itself retries such an address for minutes. ``local`` and ``auto`` are Ray's own business."""
-    if address in ("local", "auto"):
-        return
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
-            pass
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise ValueError(f"cannot connect to Ray at {address!r}: nothing answers at {host}:{port} ({reason})") from None
