@@ -159,7 +159,10 @@ def local(rank):
     return op
 
 res = spmd_pca(comm, local, 2, dim=8, K=1, beta=0.1, tol=1e-14, max_iter=200, strict=False)
-print(comm.rank, res.status, res.n_iter, flush=True)
+rows = comm.gather((comm.rank, res.status, res.n_iter))  # rank 0 prints: output of 4 ranks would interleave
+if comm.rank == 0:
+    for row in rows:
+        print(*row)
 """
 
 

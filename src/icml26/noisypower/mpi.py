@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -249,6 +250,7 @@ def _abort(comm, exc: BaseException) -> None:
     if comm.size > 1:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         print(f"{PROG}: error: rank {comm.rank}: {type(exc).__name__}: {text}", file=sys.stderr, flush=True)
+        time.sleep(0.5)  # let mpiexec forward the line: MPI_Abort kills the job before its I/O proxy drains the pipe
         comm.Abort(1)
 
 
