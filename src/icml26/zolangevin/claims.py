@@ -361,7 +361,7 @@ def _rmse(a: np.ndarray, b: np.ndarray) -> float:
         "(likelihood-dominated) and a locally trained score prior, ZO-APMC (VR, b = 4, q = 6) is closer than naive "
         "ZO-APMC at the same forward-query budget to the exact-gradient APMC posterior, in per-pixel mean and in "
         "per-pixel std (RMSE differences naive - VR > 0), and closer in mean than ensemble-Kalman guidance given "
-        "the same forward queries (EnKG - VR > 0); 16 chains, 2 images per seed"
+        "the same forward queries (EnKG - VR > 0); 32 chains, 2 images per seed"
     ),
     paper="Abstract (ZO-APMC; 'strong empirical performance on practical linear and nonlinear inverse problems'); "
     "EnKG is the paper's derivative-free comparator",

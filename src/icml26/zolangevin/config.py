@@ -57,8 +57,8 @@ class APMCConfig:
     prior_width: int = 256
     n_images: int = 2
     """Test images per seed (5 seeds at small: 10 images)."""
-    n_chains: int = 16
-    """Chains (posterior samples) per run; 16, not the issue's 32, to fit the small scale's time on one core."""
+    n_chains: int = 32
+    """Chains (posterior samples) per run (the issue's 32)."""
     n_levels: int = 8
     steps_per_level: int = 25
     step_scale: float = 0.12
