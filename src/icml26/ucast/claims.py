@@ -2,13 +2,14 @@
 
 The three skill claims share one stage 1 per (scale, seed) and a few stage-2 variants (cached), so
 ``icml26 reproduce ucast`` trains each seed's stage 1, its CRPS stage 2 and the compute-matched MAE-continued
-comparator once. ``fast-inference`` times U-Cast against an EDM sampler over the same U-Net (structural: the
-call counts decide it); ``paper-latency`` needs a GPU. The negative controls of the skill claims change only
+comparator once. ``fast-inference`` trains an EDM diffusion forecaster over the same U-Net on the same windows
+and compares the two at equal CRPS; ``paper-latency`` needs a GPU. The negative controls of the skill claims change only
 what stage 2 is (:data:`icml26.ucast.experiment.STAGE2`): skipped, or trained on MAE instead of CRPS.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -16,7 +17,9 @@ import torch
 
 from icml26.claims import ClaimResult, Interval, Scale, claim
 from icml26.ucast.config import PAPER_CHANNELS, PAPER_FORCINGS, PAPER_GRID, PAPER_STATIC, get_preset
-from icml26.ucast.experiment import ExperimentResult, run_experiment
+from icml26.ucast.data import latitude_weights
+from icml26.ucast.experiment import _FORECAST_SEED, ExperimentResult, _init_indices, run_experiment, stage1, stage2
+from icml26.ucast.metrics import ensemble_scores
 
 #: Leads skipped by the claims ("at all leads beyond the first one or two").
 SKIP_LEADS = 2
@@ -203,93 +206,147 @@ def mean_skill(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     )
 
 
-def _time_rollouts(
-    model_cfg,
-    n_channels: int,
-    n_static: int,
-    grid,
-    members: int,
-    steps: int,
-    n_steps: int,
-    device: torch.device,
-    repeat: int = 2,
-    control: bool = False,
-) -> tuple[float, float, int, int]:
-    """(U-Cast seconds, EDM seconds, U-Cast network calls, EDM network calls) for one ensemble forecast.
+#: Heun step counts tried for the trained EDM, cheapest first; the sweep stops at the first that matches U-Cast.
+EDM_STEPS = {"smoke": (1, 2), "small": (1, 2, 3, 4, 5, 6, 8, 10, 14, 20)}
+#: Largest noise levels of the sampler's schedule: 5 suits unit-scale residuals at few steps, 80 is EDM's default
+#: (a seed-0 probe: at 4 Heun steps CRPS 0.50 from 5, 0.55 from 20, 0.84 from 80); the cheaper match counts.
+EDM_SIGMA_MAX = (5.0, 80.0)
+EDM_INITS = {"smoke": 2, "small": 8}  # initial conditions of the sweep (U-Cast is scored on the same ones)
+EDM_CONTROL = {"smoke": (2, 5.0), "small": (8, 5.0)}  # (Heun steps, sigma_max) of the control's sampler
 
-    ``control``: the forecast timed as U-Cast's is drawn by the EDM sampler instead (the negative control).
-    """
-    from icml26.ucast.diffusion import EDMForecaster
-    from icml26.ucast.forecast import rollout
-    from icml26.ucast.model import UCast
 
-    h, w = grid
-    rng = np.random.default_rng(0)
-    lat = np.linspace(-90, 90, h)
-    lon = np.arange(w) * 360.0 / w
-    ones = np.ones(n_channels, np.float32)
-    ucast = UCast(model_cfg, n_channels, 0 * ones, ones, ones, rng.standard_normal((n_static, h, w)), lat, lon)
-    edm = EDMForecaster(model_cfg, n_channels, 2 * n_channels + n_static).eval()
-    ucast, edm = ucast.to(device), edm.to(device)
-    z = torch.randn(2, 1, n_channels, h, w, device=device)
-    calls = [0]  # network evaluations of either model
-    hooks = [net.register_forward_hook(lambda *a: calls.__setitem__(0, calls[0] + 1)) for net in (ucast.net, edm.net)]
+@functools.lru_cache(maxsize=8)
+def _trained_edm(preset_name: str, seed: int):
+    """An EDM forecaster over U-Cast's U-Net, trained on the same windows for stage 1 + stage 2's steps."""
+    from icml26.ucast.diffusion import EDMForecaster, train_edm
 
-    def timed(fn) -> tuple[float, int]:
-        """Best wall time of ``repeat`` runs and the network calls of one run."""
-        best, start = float("inf"), calls[0]
-        for _ in range(repeat):
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            fn()
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            best = min(best, time.perf_counter() - t0)
-        return best, (calls[0] - start) // repeat
+    s1 = stage1(preset_name, seed)
+    p, c, n_static = s1.preset, s1.z_train.shape[2], s1.static.shape[0]
+    torch.manual_seed(seed + 30_000)
+    edm = EDMForecaster(p.model, c, 2 * c + n_static)
+    steps = p.det.steps + p.prob.steps
+    t0 = time.perf_counter()
+    edm, losses = train_edm(edm, s1.z_train, s1.static, s1.det.res_std, steps, p.det.batch_size, p.det.lr,
+                            p.det.ema_decay, seed=seed)  # fmt: skip
+    return edm, losses, time.perf_counter() - t0
 
-    def edm_forecast():
-        return edm.rollout(z[0], z[1], ucast.static, members, steps, n_steps)
 
-    # the one line the control changes: one U-Cast call per step, or the EDM sampler in its place
-    t_ucast, c_ucast = timed(edm_forecast if control else lambda: rollout(ucast, z[0], z[1], members, steps))
-    t_edm, c_edm = timed(edm_forecast)
-    for hk in hooks:
-        hk.remove()
-    return t_ucast, t_edm, c_ucast, c_edm
+@functools.lru_cache(maxsize=128)
+def _edm_point(preset_name: str, seed: int, n_steps: int, sigma_max: float) -> tuple[float, float]:
+    """(late-lead CRPS, seconds) of the trained EDM's ensemble with ``n_steps`` Heun steps (cached)."""
+    s1 = stage1(preset_name, seed)
+    edm = _trained_edm(preset_name, seed)[0]
+    zp, zc, truth = _sweep_inits(preset_name, seed)
+    p = s1.preset
+    torch.manual_seed(_FORECAST_SEED + 1_000 * seed + 7)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        fc = edm.rollout(
+            zp, zc, torch.as_tensor(s1.static), p.eval_members, p.eval_steps, n_steps, s1.det.res_std, sigma_max
+        )
+    seconds = time.perf_counter() - t0
+    return _late_crps(s1, fc, truth), seconds
+
+
+def _time_edm(preset_name: str, seed: int, n_steps: int, sigma_max: float) -> float:
+    """Seconds of one more (uncached) run of :func:`_edm_point`'s forecast."""
+    s1 = stage1(preset_name, seed)
+    edm, p = _trained_edm(preset_name, seed)[0], s1.preset
+    zp, zc, _ = _sweep_inits(preset_name, seed)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        static = torch.as_tensor(s1.static)
+        edm.rollout(zp, zc, static, p.eval_members, p.eval_steps, n_steps, s1.det.res_std, sigma_max)
+    return time.perf_counter() - t0
+
+
+def _sweep_inits(preset_name: str, seed: int):
+    s1 = stage1(preset_name, seed)
+    p = s1.preset
+    idx = _init_indices(s1.z_test.shape[0], s1.z_test.shape[1], p.eval_steps, EDM_INITS[preset_name])
+    b, t = idx[:, 0], idx[:, 1]
+    truth = np.stack([s1.z_test[b, t + k] for k in range(1, p.eval_steps + 1)], axis=1)  # (N, S, C, H, W)
+    return torch.as_tensor(s1.z_test[b, t - 1]), torch.as_tensor(s1.z_test[b, t]), truth
+
+
+def _late_crps(s1, fc: torch.Tensor, truth: np.ndarray) -> float:
+    """Area-weighted CRPS of an ensemble (M, S, N, C, H, W) averaged over channels and leads > SKIP_LEADS."""
+    scores = ensemble_scores(fc.transpose(1, 2).numpy(), truth, latitude_weights(s1.lat))
+    return float(scores["crps"].mean(axis=-1)[SKIP_LEADS:].mean())
 
 
 @claim(
-    "ucast/fast-inference-v1",
-    statement="one network evaluation per member-step; an ensemble forecast is at least 10x faster than an "
-    "EDM diffusion sampler (20 Heun steps) over the same U-Net",
-    paper="Abstract (>10x lower inference latency than diffusion-based models)",
-    control="U-Cast's one network call per step replaced by the EDM Heun sampler over the same U-Net "
-    "(2 x 20 - 1 = 39 calls per step): the call count and the speed-up must fail",
-    by_construction="structural: one network call per member-step against the sampler's 2 x 20 - 1 = 39 calls "
-    "over the same U-Net, so the >= 10x speed-up restates the call count of the two samplers (issue 17)",
+    "ucast/fast-inference-v2",
+    statement="at equal CRPS (late leads), U-Cast's MC-dropout ensemble is drawn at least 10x faster than by an "
+    "EDM diffusion forecaster over the same U-Net trained on the same windows for as many steps (U-Cast's two "
+    "stages); the EDM runs with the fewest Heun steps (1, 2, ..., 20; schedule from sigma_max 5 or 80) whose CRPS "
+    "matches U-Cast's",
+    paper="Abstract ('reducing ... inference latency by over 10x compared to diffusion-based models')",
+    control="U-Cast's one-call sampler replaced by the trained EDM with 8 Heun steps from sigma_max 5 (15 calls a "
+    "step; 2 at smoke): the EDM then matches its CRPS with at most as many steps, so the speed-up is <= 1x",
+    judge=Interval("log10 speed-up at equal CRPS", above=1.0),
 )
-def fast_inference(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    torch.manual_seed(seed)
-    preset = get_preset("smoke" if scale is Scale.SMOKE else "small")
-    members, steps, n_steps = (4, 2, 20) if scale is Scale.SMOKE else (10, 10, 20)
-    grid = (preset.data.n_grid, preset.data.n_grid)
-    cpu = torch.device("cpu")
-    t_u, t_e, c_u, c_e = _time_rollouts(preset.model, 2, 1, grid, members, steps, n_steps, cpu, control=control)
-    # members are batched: one call per step evaluates every member, i.e. one evaluation per member-step
-    per_member_step = c_u / steps
-    speedup = t_e / t_u
-    holds = per_member_step == 1 and speedup >= 10
+def fast_inference_v2(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+    from icml26.ucast.forecast import rollout
+
+    name = "smoke" if scale is Scale.SMOKE else "small"
+    s1 = stage1(name, seed)
+    p = s1.preset
+    zp, zc, truth = _sweep_inits(name, seed)
+    if control:  # the one change: U-Cast's forecast drawn by a multi-step diffusion sampler
+        crps_u, t_u = _edm_point(name, seed, *EDM_CONTROL[name])
+    else:
+        model = stage2(name, seed, "crps")[0]
+        times = []
+        for _ in range(2):  # best of two: the forecast is short, the machine shared
+            torch.manual_seed(_FORECAST_SEED + 1_000 * seed)
+            t0 = time.perf_counter()
+            fc = rollout(model, zp, zc, p.eval_members, p.eval_steps, dropout=True)
+            times.append(time.perf_counter() - t0)
+        crps_u, t_u = _late_crps(s1, fc, truth), min(times)
+    # cheapest (Heun steps, sigma_max) whose CRPS matches: per schedule, step counts in increasing order,
+    # stopping at a match or at the step count of a cheaper match already found (cost grows with the steps)
+    sweep: dict[tuple[int, float], tuple[float, float]] = {}
+    best: tuple[int, float] | None = None
+    for sigma_max in EDM_SIGMA_MAX:
+        for n in EDM_STEPS[name]:
+            if best is not None and n >= best[0]:
+                break
+            sweep[n, sigma_max] = _edm_point(name, seed, n, sigma_max)
+            if sweep[n, sigma_max][0] <= crps_u:
+                best = (n, sigma_max)
+                break
+    matched = best is not None
+    star = best if matched else min(sweep, key=lambda k: sweep[k][0])  # none matched: the most accurate (a bound)
+    t_star = min(sweep[star][1], _time_edm(name, seed, *star))  # best of two, as U-Cast's
+    speedup = t_star / t_u
+    edm_losses = _trained_edm(name, seed)[1]
+    measured = {
+        "log10 speed-up at equal CRPS": float(np.log10(speedup)),
+        "speed-up at equal CRPS": speedup,
+        "EDM Heun steps to match U-Cast's CRPS": float(star[0]),
+        "EDM sigma_max of that match": star[1],
+        "EDM matched U-Cast's CRPS (1) or the bound at the most steps (0)": float(bool(matched)),
+        "CRPS U-Cast": crps_u,
+        "s per ensemble forecast, U-Cast": t_u,
+    }
+    baselines = {f"CRPS EDM, {n} Heun steps from sigma {m:g}": c for (n, m), (c, _) in sweep.items()}
+    baselines.update({f"s per forecast, EDM {n} steps from sigma {m:g}": t for (n, m), (_, t) in sweep.items()})
+    baselines["EDM training loss, first / last 10 %"] = float(
+        np.mean(edm_losses[: max(1, len(edm_losses) // 10)]) / np.mean(edm_losses[-max(1, len(edm_losses) // 10) :])
+    )
+    baselines["EDM training s"] = _trained_edm(name, seed)[2]
+    holds = speedup >= 10
+    notes = [] if holds else [_why(scale, f"speed-up at equal CRPS {speedup:.1f}x < 10x")]
+    if not matched:
+        top = max(EDM_STEPS[name])
+        notes.append(f"no EDM sampler up to {top} steps matched U-Cast's CRPS (the speed-up is a bound)")
     return ClaimResult(
         "holds" if holds else "fails",
-        measured={
-            "speed-up vs EDM": speedup,
-            "U-Cast s per forecast": t_u,
-            "network calls per step (all members batched)": per_member_step,
-        },
-        paper={"speed-up vs diffusion": "> 10x"},
-        baselines={"EDM s per forecast": t_e, "EDM network calls per step": c_e / steps},
-        reason="" if holds else f"speed-up {speedup:.1f}x, {per_member_step} calls per step",
+        measured=measured,
+        paper={"inference latency vs diffusion-based models": "over 10x lower (abstract)"},
+        baselines=baselines,
+        reason="; ".join(notes),
     )
 
 
@@ -389,4 +446,4 @@ def paper_latency(scale: Scale, seed: int, control: bool = False) -> ClaimResult
     )
 
 
-CLAIMS = [crps_finetune, calibrated_spread, mean_skill, fast_inference, paper_latency]
+CLAIMS = [crps_finetune, calibrated_spread, mean_skill, fast_inference_v2, paper_latency]

@@ -1,8 +1,11 @@
-"""Diffusion baseline for the latency comparison: an EDM sampler (Karras et al. 2022) over the same U-Net.
+"""Diffusion baseline: an EDM forecaster (Karras et al. 2022) over the same U-Net, and its training loop.
 
 A diffusion forecaster (GenCast-style) draws each member-step by integrating the probability-flow ODE
 from noise, calling its denoiser ``2 * n_steps - 1`` times with Heun's method, where U-Cast calls its network
-once. Only latency is compared (weights may be random): the network and grid are identical.
+once. ``paper-latency`` times an untrained one (latency only); ``fast-inference-v2`` trains one with
+:func:`train_edm` on the same data and compares speed at equal CRPS.
+
+Targets live in U-Cast's residual space r = (z_{t+1} - z_t) / res_std (unit scale, hence sigma_data = 1).
 
 Denoiser with EDM preconditioning (sigma_data = 1)::
 
@@ -12,13 +15,20 @@ Denoiser with EDM preconditioning (sigma_data = 1)::
 
 from __future__ import annotations
 
+import copy
+
+import numpy as np
 import torch
 from torch import nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from icml26.ucast.config import ModelConfig
 from icml26.ucast.model import UNet
 
-__all__ = ["EDMForecaster"]
+__all__ = ["EDMForecaster", "edm_loss", "train_edm"]
+
+#: log-normal training noise levels, ln sigma ~ N(P_MEAN, P_STD^2) (EDM's defaults)
+P_MEAN, P_STD = -1.2, 1.2
 
 
 class EDMForecaster(nn.Module):
@@ -37,7 +47,7 @@ class EDMForecaster(nn.Module):
         self.net = UNet(n_channels + n_cond + 1, n_channels, cfg)  # +1: the noise-level map
 
     def denoise(self, x: torch.Tensor, sigma: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
-        """D(x; sigma) for x of shape (B, C, H, W), scalar sigma, cond (B, n_cond, H, W)."""
+        """D(x; sigma) for x of shape (B, C, H, W), sigma scalar or (B, 1, 1, 1), cond (B, n_cond, H, W)."""
         s2 = sigma**2 + 1
         noise_map = (torch.log(sigma) / 4).expand(x.shape[0], 1, *x.shape[-2:]).to(x.dtype)
         f = self.net(torch.cat([x / s2.sqrt(), cond, noise_map], dim=1))
@@ -74,13 +84,78 @@ class EDMForecaster(nn.Module):
         members: int,
         steps: int,
         n_steps: int = 20,
+        res_std: torch.Tensor | float = 1.0,
+        sigma_max: float = 80.0,
     ) -> torch.Tensor:
-        """Ensemble rollout like :func:`icml26.ucast.forecast.rollout`; returns (members, steps, N, C, H, W)."""
+        """Ensemble rollout like :func:`icml26.ucast.forecast.rollout`; returns (members, steps, N, C, H, W).
+
+        Each step adds ``res_std`` times a residual sampled with ``n_steps`` Heun steps from ``sigma_max``
+        (``res_std`` of shape (C, 1, 1) for a trained model).
+        """
         n = z_cur.shape[0]
         a, b = z_prev.repeat(members, 1, 1, 1), z_cur.repeat(members, 1, 1, 1)
-        st = static.unsqueeze(0).expand(b.shape[0], -1, -1, -1)
+        st = static.unsqueeze(0).expand(b.shape[0], -1, -1, -1).to(b.dtype)
         out = []
         for _ in range(steps):
-            a, b = b, b + self.sample(torch.cat([a, b, st], dim=1), n_steps)
+            a, b = b, b + res_std * self.sample(torch.cat([a, b, st], dim=1), n_steps, sigma_max=sigma_max)
             out.append(b.view(members, n, *b.shape[1:]))
         return torch.stack(out, dim=1)
+
+
+def edm_loss(model: EDMForecaster, r: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+    """EDM denoising loss for residuals ``r`` (B, C, H, W) given ``cond`` (B, n_cond, H, W).
+
+    ln sigma ~ N(P_MEAN, P_STD^2) per sample, x = r + sigma n, and
+    L = mean lambda(sigma) |D(x; sigma) - r|^2 with lambda = (sigma^2 + 1) / sigma^2 (sigma_data = 1).
+    """
+    sigma = torch.exp(P_MEAN + P_STD * torch.randn(r.shape[0], 1, 1, 1, dtype=r.dtype, device=r.device))
+    x = r + sigma * torch.randn_like(r)
+    weight = (sigma**2 + 1) / sigma**2
+    return (weight * (model.denoise(x, sigma, cond) - r) ** 2).mean()
+
+
+def train_edm(
+    model: EDMForecaster,
+    z: np.ndarray,
+    static: np.ndarray,
+    res_std: torch.Tensor,
+    steps: int,
+    batch_size: int,
+    lr: float = 1e-3,
+    ema_decay: float = 0.99,
+    seed: int = 0,
+) -> tuple[EDMForecaster, list[float]]:
+    """Train the denoiser on windows of normalised trajectories ``z`` (N, T, C, H, W); AdamW, EMA weights.
+
+    Each step draws ``batch_size`` windows (z_{t-1}, z_t, z_{t+1}) at random; the target is the residual
+    (z_{t+1} - z_t) / res_std, the condition [z_{t-1}, z_t, static]. Returns (EMA model in eval mode, losses).
+    """
+    if steps < 1 or batch_size < 1:
+        raise ValueError("steps and batch_size must be >= 1")
+    n_traj, frames = z.shape[:2]
+    if frames < 3:
+        raise ValueError(f"trajectories need >= 3 frames, got {frames}")
+    gen = np.random.default_rng(seed)
+    zt = torch.as_tensor(z, dtype=torch.float32)
+    st = torch.as_tensor(np.asarray(static, np.float32)).unsqueeze(0)  # (1, S, H, W)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(ema_decay), use_buffers=True)
+    losses = []
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        for _ in range(steps):
+            b = torch.as_tensor(gen.integers(0, n_traj, batch_size))
+            t = torch.as_tensor(gen.integers(1, frames - 1, batch_size))
+            z_prev, z_cur, z_next = zt[b, t - 1], zt[b, t], zt[b, t + 1]  # (B, C, H, W)
+            cond = torch.cat([z_prev, z_cur, st.expand(batch_size, -1, -1, -1)], dim=1)
+            loss = edm_loss(model, (z_next - z_cur) / res_std, cond)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            ema.update_parameters(model)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"EDM loss became {loss.item()}")
+            losses.append(loss.item())
+    return copy.deepcopy(ema.module).eval(), losses
