@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.ucast.config import ModelConfig
+from icml26.ucast.config import ModelConfig, TrainConfig
 from icml26.ucast.diffusion import EDMForecaster, edm_loss, train_edm
 
 torch.set_num_threads(1)
 CFG = ModelConfig(channels=(8, 16), n_res=1, dropout=0.0)
+TRAIN = TrainConfig(steps=300, batch_size=8, lr=3e-3, warmup=10, ema_decay=0.95)
 C, H, W = 1, 8, 8
 
 
@@ -33,8 +34,7 @@ def test_trained_edm_samples_the_known_residual_and_an_untrained_one_does_not():
     torch.manual_seed(0)
     untrained = EDMForecaster(CFG, C, 2 * C + 1).eval()
     torch.manual_seed(0)
-    model, losses = train_edm(EDMForecaster(CFG, C, 2 * C + 1), z, np.zeros((1, H, W)), torch.ones(C, 1, 1),
-                              steps=300, batch_size=8, lr=3e-3, seed=0)  # fmt: skip
+    model, losses = train_edm(EDMForecaster(CFG, C, 2 * C + 1), z, np.zeros((1, H, W)), torch.ones(C, 1, 1), TRAIN)
     assert np.mean(losses[-30:]) < 0.5 * np.mean(losses[:30])
     trained_err, untrained_err = (
         _sampled_residual_error(model, z, pattern),
@@ -53,31 +53,53 @@ def test_rollout_adds_res_std_times_the_sampled_residual():
     assert torch.equal(still[:, -1], zc.expand_as(still[:, -1]))
 
 
-def test_edm_loss_is_smallest_for_the_exact_denoiser_of_a_point_mass():
-    """For targets r = 0 the ideal denoiser is D = 0: a model whose output is forced to 0 scores ~0."""
+def test_edm_loss_weighting_makes_every_noise_level_count_alike():
+    """For r ~ N(0, 1) (sigma_data = 1) a network that outputs 0 is the ideal denoiser under this
+    preconditioning at every sigma, and lambda(sigma) scales its expected loss to exactly 1."""
 
     class Zero(EDMForecaster):
         def denoise(self, x, sigma, cond):
-            return torch.zeros_like(x)
+            s2 = sigma**2 + 1
+            return x / s2  # c_skip x + c_out * 0
 
-    r, cond = torch.zeros(16, C, H, W), torch.zeros(16, 2 * C + 1, H, W)
     torch.manual_seed(0)
-    with torch.no_grad():
-        random_net = edm_loss(EDMForecaster(CFG, C, 2 * C + 1), r, cond)
-    torch.manual_seed(0)
-    assert float(edm_loss(Zero(CFG, C, 2 * C + 1), r, cond)) == 0.0 < float(random_net)
+    r, cond = torch.randn(4096, C, H, W), torch.zeros(4096, 2 * C + 1, H, W)
+    loss = float(edm_loss(Zero(CFG, C, 2 * C + 1), r, cond))
+    assert loss == pytest.approx(1.0, abs=0.03)
+
+
+def _bad(z=None, static=None, res_std=None, cfg=None, model=None):
+    z0, _ = _drifting()
+    train_edm(
+        model or EDMForecaster(CFG, C, 2 * C + 1),
+        z0 if z is None else z,
+        np.zeros((1, H, W)) if static is None else static,
+        torch.ones(C, 1, 1) if res_std is None else res_std,
+        cfg or TrainConfig(steps=2, batch_size=2),
+    )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"steps": 0}, "steps and batch_size"),
-        ({"batch_size": 0}, "steps and batch_size"),
-        ({"frames": 2}, ">= 3 frames"),
+        ({"z": np.zeros((4, 6, H, W))}, r"shape \(N, T, C, H, W\)"),
+        ({"z": np.zeros((4, 2, C, H, W))}, ">= 3 frames"),
+        ({"z": np.zeros((4, 6, 2, H, W))}, "2 channels"),
+        ({"z": np.full((4, 6, C, H, W), np.nan)}, "NaN"),
+        ({"static": np.zeros((2, H, W))}, "static fields"),
     ],
 )
 def test_train_edm_refuses_bad_input(kwargs, match):
-    z, _ = _drifting(frames=kwargs.pop("frames", 6))
-    args = {"steps": 5, "batch_size": 2, **kwargs}
     with pytest.raises(ValueError, match=match):
-        train_edm(EDMForecaster(CFG, C, 2 * C + 1), z, np.zeros((1, H, W)), torch.ones(C, 1, 1), **args)
+        _bad(**kwargs)
+
+
+def test_sampler_and_rollout_refuse_bad_arguments():
+    model = EDMForecaster(CFG, C, 2 * C + 1).eval()
+    z = torch.zeros(2, C, H, W)
+    with pytest.raises(ValueError, match="sigma_min < sigma_max"):
+        model.sample(torch.zeros(2, 2 * C + 1, H, W), 2, sigma_min=1.0, sigma_max=0.5)
+    with pytest.raises(ValueError, match="members and steps"):
+        model.rollout(z, z, torch.zeros(1, H, W), 0, 1)
+    with pytest.raises(ValueError, match="differ"):
+        model.rollout(z, z[:1], torch.zeros(1, H, W), 1, 1)

@@ -211,23 +211,25 @@ EDM_STEPS = {"smoke": (1, 2), "small": (1, 2, 3, 4, 5, 6, 8, 10, 14, 20)}
 #: Largest noise levels of the sampler's schedule: 5 suits unit-scale residuals at few steps, 80 is EDM's default
 #: (a seed-0 probe: at 4 Heun steps CRPS 0.50 from 5, 0.55 from 20, 0.84 from 80); the cheaper match counts.
 EDM_SIGMA_MAX = (5.0, 80.0)
-EDM_INITS = {"smoke": 2, "small": 8}  # initial conditions of the sweep (U-Cast is scored on the same ones)
-EDM_CONTROL = {"smoke": (2, 5.0), "small": (8, 5.0)}  # (Heun steps, sigma_max) of the control's sampler
 
 
 @functools.lru_cache(maxsize=8)
 def _trained_edm(preset_name: str, seed: int):
-    """An EDM forecaster over U-Cast's U-Net, trained on the same windows for stage 1 + stage 2's steps."""
+    """An EDM forecaster over U-Cast's U-Net, trained on the same windows with stage 1's optimiser and schedule
+    for as many training samples as U-Cast's two stages (stage 2 evaluates M members of each sample)."""
+    from dataclasses import replace
+
     from icml26.ucast.diffusion import EDMForecaster, train_edm
 
     s1 = stage1(preset_name, seed)
     p, c, n_static = s1.preset, s1.z_train.shape[2], s1.static.shape[0]
-    torch.manual_seed(seed + 30_000)
-    edm = EDMForecaster(p.model, c, 2 * c + n_static)
-    steps = p.det.steps + p.prob.steps
+    samples = p.det.steps * p.det.batch_size + p.prob.steps * p.prob.batch_size * p.prob.members
+    cfg = replace(p.det, steps=samples // p.det.batch_size, checkpoint_every=0)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed + 30_000)
+        edm = EDMForecaster(p.model, c, 2 * c + n_static)
     t0 = time.perf_counter()
-    edm, losses = train_edm(edm, s1.z_train, s1.static, s1.det.res_std, steps, p.det.batch_size, p.det.lr,
-                            p.det.ema_decay, seed=seed)  # fmt: skip
+    edm, losses = train_edm(edm, s1.z_train, s1.static, s1.det.res_std, cfg, seed=seed)
     return edm, losses, time.perf_counter() - t0
 
 
@@ -263,7 +265,7 @@ def _time_edm(preset_name: str, seed: int, n_steps: int, sigma_max: float) -> fl
 def _sweep_inits(preset_name: str, seed: int):
     s1 = stage1(preset_name, seed)
     p = s1.preset
-    idx = _init_indices(s1.z_test.shape[0], s1.z_test.shape[1], p.eval_steps, EDM_INITS[preset_name])
+    idx = _init_indices(s1.z_test.shape[0], s1.z_test.shape[1], p.eval_steps, p.n_inits)  # the claims' inits
     b, t = idx[:, 0], idx[:, 1]
     truth = np.stack([s1.z_test[b, t + k] for k in range(1, p.eval_steps + 1)], axis=1)  # (N, S, C, H, W)
     return torch.as_tensor(s1.z_test[b, t - 1]), torch.as_tensor(s1.z_test[b, t]), truth
@@ -278,12 +280,12 @@ def _late_crps(s1, fc: torch.Tensor, truth: np.ndarray) -> float:
 @claim(
     "ucast/fast-inference-v2",
     statement="at equal CRPS (late leads), U-Cast's MC-dropout ensemble is drawn at least 10x faster than by an "
-    "EDM diffusion forecaster over the same U-Net trained on the same windows for as many steps (U-Cast's two "
-    "stages); the EDM runs with the fewest Heun steps (1, 2, ..., 20; schedule from sigma_max 5 or 80) whose CRPS "
-    "matches U-Cast's",
+    "EDM diffusion forecaster over the same U-Net trained on the same windows for as many training samples as "
+    "U-Cast's two stages, with stage 1's optimiser; the EDM uses the fewest deterministic Heun steps (1, ..., 20; "
+    "rho 7, sigma_min 0.002, sigma_max 5 or 80) whose CRPS matches U-Cast's (none: no speed-up)",
     paper="Abstract ('reducing ... inference latency by over 10x compared to diffusion-based models')",
-    control="U-Cast's one-call sampler replaced by the trained EDM with 8 Heun steps from sigma_max 5 (15 calls a "
-    "step; 2 at smoke): the EDM then matches its CRPS with at most as many steps, so the speed-up is <= 1x",
+    control="U-Cast's MC dropout switched off at inference: one call a step still, but a collapsed ensemble whose CRPS "
+    "(the MAE of one forecast) the EDM matches with one or two Heun steps, so the speed-up falls far below 10x",
     judge=Interval("log10 speed-up at equal CRPS", above=1.0),
 )
 def fast_inference_v2(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
@@ -293,17 +295,17 @@ def fast_inference_v2(scale: Scale, seed: int, control: bool = False) -> ClaimRe
     s1 = stage1(name, seed)
     p = s1.preset
     zp, zc, truth = _sweep_inits(name, seed)
-    if control:  # the one change: U-Cast's forecast drawn by a multi-step diffusion sampler
-        crps_u, t_u = _edm_point(name, seed, *EDM_CONTROL[name])
-    else:
-        model = stage2(name, seed, "crps")[0]
-        times = []
-        for _ in range(2):  # best of two: the forecast is short, the machine shared
-            torch.manual_seed(_FORECAST_SEED + 1_000 * seed)
-            t0 = time.perf_counter()
-            fc = rollout(model, zp, zc, p.eval_members, p.eval_steps, dropout=True)
-            times.append(time.perf_counter() - t0)
-        crps_u, t_u = _late_crps(s1, fc, truth), min(times)
+    model = stage2(name, seed, "crps")[0]
+
+    def ucast_forecast() -> tuple[torch.Tensor, float]:
+        torch.manual_seed(_FORECAST_SEED + 1_000 * seed)
+        t0 = time.perf_counter()
+        # the one line the control changes: MC dropout off, i.e. a collapsed (deterministic) ensemble
+        fc = rollout(model, zp, zc, p.eval_members, p.eval_steps, dropout=not control)
+        return fc, time.perf_counter() - t0
+
+    fc, t_first = ucast_forecast()
+    crps_u = _late_crps(s1, fc, truth)
     # cheapest (Heun steps, sigma_max) whose CRPS matches: per schedule, step counts in increasing order,
     # stopping at a match or at the step count of a cheaper match already found (cost grows with the steps)
     sweep: dict[tuple[int, float], tuple[float, float]] = {}
@@ -317,13 +319,19 @@ def fast_inference_v2(scale: Scale, seed: int, control: bool = False) -> ClaimRe
                 best = (n, sigma_max)
                 break
     matched = best is not None
-    star = best if matched else min(sweep, key=lambda k: sweep[k][0])  # none matched: the most accurate (a bound)
-    t_star = min(sweep[star][1], _time_edm(name, seed, *star))  # best of two, as U-Cast's
+    star = best if matched else min(sweep, key=lambda k: sweep[k][0])
+    # wall times: each side best of its runs, the later ones interleaved after the sweep (same machine state)
+    t_u = min(t_first, ucast_forecast()[1])
+    t_star = min(sweep[star][1], _time_edm(name, seed, *star))
+    t_u = min(t_u, ucast_forecast()[1])
     speedup = t_star / t_u
+    # no EDM sampler reached U-Cast's CRPS: an accuracy gap, not a speed-up; no credit (log10 = 0)
+    log_speedup = float(np.log10(speedup)) if matched else 0.0
     edm_losses = _trained_edm(name, seed)[1]
     measured = {
-        "log10 speed-up at equal CRPS": float(np.log10(speedup)),
-        "speed-up at equal CRPS": speedup,
+        "log10 speed-up at equal CRPS": log_speedup,
+        "speed-up at equal CRPS": speedup if matched else 1.0,
+        "network calls per member-step, EDM / U-Cast": float(2 * star[0] - 1),
         "EDM Heun steps to match U-Cast's CRPS": float(star[0]),
         "EDM sigma_max of that match": star[1],
         "EDM matched U-Cast's CRPS (1) or the bound at the most steps (0)": float(bool(matched)),
@@ -340,7 +348,7 @@ def fast_inference_v2(scale: Scale, seed: int, control: bool = False) -> ClaimRe
     notes = [] if holds else [_why(scale, f"speed-up at equal CRPS {speedup:.1f}x < 10x")]
     if not matched:
         top = max(EDM_STEPS[name])
-        notes.append(f"no EDM sampler up to {top} steps matched U-Cast's CRPS (the speed-up is a bound)")
+        notes.append(f"no EDM sampler up to {top} steps matched U-Cast's CRPS: counted as no speed-up")
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,

@@ -1,9 +1,10 @@
 """Diffusion baseline: an EDM forecaster (Karras et al. 2022) over the same U-Net, and its training loop.
 
-A diffusion forecaster (GenCast-style) draws each member-step by integrating the probability-flow ODE
-from noise, calling its denoiser ``2 * n_steps - 1`` times with Heun's method, where U-Cast calls its network
-once. ``paper-latency`` times an untrained one (latency only); ``fast-inference-v2`` trains one with
-:func:`train_edm` on the same data and compares speed at equal CRPS.
+A diffusion forecaster draws each member-step by integrating the probability-flow ODE from noise, calling
+its denoiser ``2 * n_steps - 1`` times with Heun's method, where U-Cast calls its network once. Unlike
+GenCast's, this one has no noise embedding inside the blocks (the noise level enters as one input map) and a
+deterministic sampler (no churn). ``paper-latency`` times an untrained one (latency only);
+``fast-inference-v2`` trains one with :func:`train_edm` on the same data and compares speed at equal CRPS.
 
 Targets live in U-Cast's residual space r = (z_{t+1} - z_t) / res_std (unit scale, hence sigma_data = 1).
 
@@ -22,13 +23,14 @@ import torch
 from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
-from icml26.ucast.config import ModelConfig
+from icml26.ucast.config import ModelConfig, TrainConfig
 from icml26.ucast.model import UNet
 
 __all__ = ["EDMForecaster", "edm_loss", "train_edm"]
 
-#: log-normal training noise levels, ln sigma ~ N(P_MEAN, P_STD^2) (EDM's defaults)
-P_MEAN, P_STD = -1.2, 1.2
+#: log-normal training noise levels, ln sigma ~ N(P_MEAN, P_STD^2): EDM's (-1.2, 1.2) is for sigma_data = 0.5;
+#: our residuals have unit scale, so the mean moves up by ln 2
+P_MEAN, P_STD = -1.2 + float(np.log(2.0)), 1.2
 
 
 class EDMForecaster(nn.Module):
@@ -43,7 +45,7 @@ class EDMForecaster(nn.Module):
 
     def __init__(self, cfg: ModelConfig, n_channels: int, n_cond: int) -> None:
         super().__init__()
-        self.n_channels = n_channels
+        self.n_channels, self.n_cond = n_channels, n_cond
         self.net = UNet(n_channels + n_cond + 1, n_channels, cfg)  # +1: the noise-level map
 
     def denoise(self, x: torch.Tensor, sigma: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
@@ -60,6 +62,8 @@ class EDMForecaster(nn.Module):
         """One residual sample per row of ``cond`` with the EDM Heun sampler (2 n_steps - 1 evaluations)."""
         if n_steps < 1:
             raise ValueError("n_steps must be >= 1")
+        if not 0 < sigma_min < sigma_max:
+            raise ValueError(f"need 0 < sigma_min < sigma_max, got {sigma_min}, {sigma_max}")
         i = torch.arange(n_steps, dtype=torch.float64)
         sigmas = sigma_max ** (1 / rho) + i / max(1, n_steps - 1) * (sigma_min ** (1 / rho) - sigma_max ** (1 / rho))
         sigmas = torch.cat([sigmas**rho, torch.zeros(1, dtype=torch.float64)]).to(cond.device, cond.dtype)
@@ -92,6 +96,10 @@ class EDMForecaster(nn.Module):
         Each step adds ``res_std`` times a residual sampled with ``n_steps`` Heun steps from ``sigma_max``
         (``res_std`` of shape (C, 1, 1) for a trained model).
         """
+        if members < 1 or steps < 1:
+            raise ValueError("members and steps must be >= 1")
+        if z_prev.shape != z_cur.shape:
+            raise ValueError(f"z_prev {tuple(z_prev.shape)} and z_cur {tuple(z_cur.shape)} differ")
         n = z_cur.shape[0]
         a, b = z_prev.repeat(members, 1, 1, 1), z_cur.repeat(members, 1, 1, 1)
         st = static.unsqueeze(0).expand(b.shape[0], -1, -1, -1).to(b.dtype)
@@ -119,43 +127,58 @@ def train_edm(
     z: np.ndarray,
     static: np.ndarray,
     res_std: torch.Tensor,
-    steps: int,
-    batch_size: int,
-    lr: float = 1e-3,
-    ema_decay: float = 0.99,
+    cfg: TrainConfig,
     seed: int = 0,
 ) -> tuple[EDMForecaster, list[float]]:
-    """Train the denoiser on windows of normalised trajectories ``z`` (N, T, C, H, W); AdamW, EMA weights.
+    """Train the denoiser on windows of normalised trajectories ``z`` (N, T, C, H, W) with U-Cast's optimiser.
 
-    Each step draws ``batch_size`` windows (z_{t-1}, z_t, z_{t+1}) at random; the target is the residual
+    ``cfg`` gives the steps, batch size, learning rate, warm-up + cosine schedule, AdamW settings, gradient
+    clipping and EMA decay (:func:`icml26.ucast.train.make_optimizers` / ``lr_factor``, as U-Cast's stages).
+    Each step draws ``cfg.batch_size`` windows (z_{t-1}, z_t, z_{t+1}) at random; the target is the residual
     (z_{t+1} - z_t) / res_std, the condition [z_{t-1}, z_t, static]. Returns (EMA model in eval mode, losses).
     """
-    if steps < 1 or batch_size < 1:
-        raise ValueError("steps and batch_size must be >= 1")
-    n_traj, frames = z.shape[:2]
+    from icml26.ucast.train import lr_factor, make_optimizers
+
+    z = np.asarray(z, dtype=np.float32)
+    if z.ndim != 5:
+        raise ValueError(f"z must have shape (N, T, C, H, W), got {z.shape}")
+    n_traj, frames, c, h, w = z.shape
     if frames < 3:
         raise ValueError(f"trajectories need >= 3 frames, got {frames}")
+    if c != model.n_channels:
+        raise ValueError(f"z has {c} channels; the model predicts {model.n_channels}")
+    if not np.isfinite(z).all():
+        raise ValueError("z contains NaN or inf")
+    static = np.asarray(static, np.float32).reshape(-1, h, w) if np.size(static) else np.zeros((0, h, w), np.float32)
+    if 2 * c + static.shape[0] != model.n_cond:
+        raise ValueError(f"2 x {c} channels + {static.shape[0]} static fields != the model's {model.n_cond} conditions")
     gen = np.random.default_rng(seed)
-    zt = torch.as_tensor(z, dtype=torch.float32)
-    st = torch.as_tensor(np.asarray(static, np.float32)).unsqueeze(0)  # (1, S, H, W)
+    zt = torch.as_tensor(z)
+    st = torch.as_tensor(static).unsqueeze(0)  # (1, S, H, W)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(ema_decay), use_buffers=True)
+    optimizers = make_optimizers(model, cfg)
+    schedulers = [torch.optim.lr_scheduler.LambdaLR(o, lambda k: lr_factor(k, cfg)) for o in optimizers]
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(cfg.ema_decay), use_buffers=True)
     losses = []
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        for _ in range(steps):
-            b = torch.as_tensor(gen.integers(0, n_traj, batch_size))
-            t = torch.as_tensor(gen.integers(1, frames - 1, batch_size))
+        for _ in range(cfg.steps):
+            b = torch.as_tensor(gen.integers(0, n_traj, cfg.batch_size))
+            t = torch.as_tensor(gen.integers(1, frames - 1, cfg.batch_size))
             z_prev, z_cur, z_next = zt[b, t - 1], zt[b, t], zt[b, t + 1]  # (B, C, H, W)
-            cond = torch.cat([z_prev, z_cur, st.expand(batch_size, -1, -1, -1)], dim=1)
+            cond = torch.cat([z_prev, z_cur, st.expand(cfg.batch_size, -1, -1, -1)], dim=1)
             loss = edm_loss(model, (z_next - z_cur) / res_std, cond)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            ema.update_parameters(model)
             if not torch.isfinite(loss):
-                raise FloatingPointError(f"EDM loss became {loss.item()}")
+                raise FloatingPointError(f"EDM loss became {loss.item()} at step {len(losses)}")
+            for o in optimizers:
+                o.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.grad_clip:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            for o in optimizers:
+                o.step()
+            for sch in schedulers:
+                sch.step()
+            ema.update_parameters(model)
             losses.append(loss.item())
     return copy.deepcopy(ema.module).eval(), losses
