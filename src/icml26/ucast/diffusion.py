@@ -137,7 +137,7 @@ def train_edm(
     Each step draws ``cfg.batch_size`` windows (z_{t-1}, z_t, z_{t+1}) at random; the target is the residual
     (z_{t+1} - z_t) / res_std, the condition [z_{t-1}, z_t, static]. Returns (EMA model in eval mode, losses).
     """
-    from icml26.ucast.train import lr_factor, make_optimizers
+    from icml26.ucast.train import apply_update, lr_factor, make_optimizers
 
     z = np.asarray(z, dtype=np.float32)
     if z.ndim != 5:
@@ -170,15 +170,6 @@ def train_edm(
             loss = edm_loss(model, (z_next - z_cur) / res_std, cond)
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"EDM loss became {loss.item()} at step {len(losses)}")
-            for o in optimizers:
-                o.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            for o in optimizers:
-                o.step()
-            for sch in schedulers:
-                sch.step()
-            ema.update_parameters(model)
+            apply_update(loss, model, optimizers, schedulers, ema, cfg.grad_clip)
             losses.append(loss.item())
     return copy.deepcopy(ema.module).eval(), losses

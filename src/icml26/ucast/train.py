@@ -164,6 +164,21 @@ def make_optimizers(model: nn.Module, cfg: TrainConfig) -> list[torch.optim.Opti
     return [torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, betas=cfg.betas)]
 
 
+def apply_update(loss, model: nn.Module, optimizers, schedulers, ema: AveragedModel, grad_clip: float) -> None:
+    """One optimiser step on ``loss``: backward, clip the gradient norm (when ``grad_clip``), step the
+    optimisers and their schedules, update the EMA copy."""
+    for o in optimizers:
+        o.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    for o in optimizers:
+        o.step()
+    for s in schedulers:
+        s.step()
+    ema.update_parameters(model)
+
+
 def lr_factor(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to ``cfg.min_lr`` (as a factor of lr)."""
     if cfg.warmup and step < cfg.warmup:
@@ -308,16 +323,7 @@ def train_stage(
                     m = cfg.members  # M dropout members share one batched forward pass
                     pred = _call(net, z_prev.repeat(m, 1, 1, 1), z_cur.repeat(m, 1, 1, 1), f_cur.repeat(m, 1))
                     loss = fair_crps_torch(pred.float().view(m, *target.shape), target, weights)
-            for o in optimizers:
-                o.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            for o in optimizers:
-                o.step()
-            for s in schedulers:
-                s.step()
-            ema.update_parameters(model)
+            apply_update(loss, model, optimizers, schedulers, ema, cfg.grad_clip)
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"loss became {loss.item()} at step {step}")
             if step % cfg.log_every == 0 or step == end - 1:
