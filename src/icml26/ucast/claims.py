@@ -344,8 +344,8 @@ def fast_inference_v2(scale: Scale, seed: int, control: bool = False) -> ClaimRe
         np.mean(edm_losses[: max(1, len(edm_losses) // 10)]) / np.mean(edm_losses[-max(1, len(edm_losses) // 10) :])
     )
     baselines["EDM training s"] = _trained_edm(name, seed)[2]
-    holds = speedup >= 10
-    notes = [] if holds else [_why(scale, f"speed-up at equal CRPS {speedup:.1f}x < 10x")]
+    holds = matched and speedup >= 10
+    notes = [] if holds or not matched else [_why(scale, f"speed-up at equal CRPS {speedup:.1f}x < 10x")]
     if not matched:
         top = max(EDM_STEPS[name])
         notes.append(f"no EDM sampler up to {top} steps matched U-Cast's CRPS: counted as no speed-up")
