@@ -150,6 +150,15 @@ def stays_below(trace, target, tau):
     return next((trace[i][0] for i in range(len(ok)) if all(ok[i:])), float("nan"))
 
 
+def problem(d: int, seed: int):
+    """The two-mode mixture in d dimensions, the chains' common start and the KSD threshold tau."""
+    target = GaussianMixture.two_modes(d)
+    rng = np.random.default_rng(seed)
+    x0 = 0.5 * rng.standard_normal((N_CHAINS, d))
+    exact = target.sample(N_CHAINS, rng)
+    return target, x0, 1.1 * imq_ksd(exact, target.score(exact))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dims", type=int, nargs="+", default=[50])
@@ -158,11 +167,7 @@ def main():
     args = parser.parse_args()
     rows = []
     for d in args.dims:
-        target = GaussianMixture.two_modes(d)
-        rng = np.random.default_rng(args.seed)
-        x0 = 0.5 * rng.standard_normal((N_CHAINS, d))
-        exact = target.sample(N_CHAINS, rng)
-        tau = 1.1 * imq_ksd(exact, target.score(exact))
+        target, x0, tau = problem(d, args.seed)
         budget = args.budget_per_dim * d
         runs = {
             "vr-zo-lmc b=4 q=4 (ours)": (ours, "vr-zo", {"b": 4, "q": 4}),

@@ -28,10 +28,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
-from icml26.zolangevin import GaussianMixture, imq_ksd, run_sampler
+from icml26.zolangevin import run_sampler
 
 sys.path.insert(0, str(Path(__file__).parent))
-from zolangevin_ksd import N_CHAINS, N_CHECK, first_below  # the same criterion and sizes
+from zolangevin_ksd import N_CHAINS, N_CHECK, first_below, problem  # the same problem and criterion
 
 
 def zo_mala(target, x0, budget, seed, b, h, mu=1e-4):
@@ -94,11 +94,7 @@ def main():
     args = parser.parse_args()
     rows = []
     for d in args.dims:
-        target = GaussianMixture.two_modes(d)
-        rng = np.random.default_rng(args.seed)
-        x0 = 0.5 * rng.standard_normal((N_CHAINS, d))
-        exact = target.sample(N_CHAINS, rng)
-        tau = 1.1 * imq_ksd(exact, target.score(exact))
+        target, x0, tau = problem(d, args.seed)
         budget = args.budget_per_dim * d
         runs = {}
         t = time.perf_counter()
