@@ -6,6 +6,10 @@ the predicted screens that ``score`` and ``baselines`` read. Each finishes in ab
 
 SIM = ["--preset", "smoke", "--genes", "60", "--control-cells", "40", "--perturbations", "4", "--cells", "12"]
 
+#: how ``score`` reads both files: perturbation column, control label, raw counts
+COUNTS = ["--perturbation-key", "perturbation", "--control", "control", "--data-scale", "counts"]
+COUNTS += ["--pred-scale", "counts"]
+
 DISK = ["--cells", "400", "--genes", "30", "--perturbations", "4", "--chunk-cells", "150", "--p-effect", "0.2"]
 
 EXAMPLES = [
@@ -16,14 +20,7 @@ EXAMPLES = [
         "{tmp}/disk.h5ad",
         "--real",
         "{tmp}/disk.h5ad",
-        "--perturbation-key",
-        "perturbation",
-        "--control",
-        "control",
-        "--data-scale",
-        "counts",
-        "--pred-scale",
-        "counts",
+        *COUNTS,
         "--stream",
         "--chunk-cells",
         "100",
@@ -51,14 +48,7 @@ EXAMPLES = [
         "{tmp}/pred.h5ad",
         "--real",
         "{tmp}/real.h5ad",
-        "--perturbation-key",
-        "perturbation",
-        "--control",
-        "control",
-        "--data-scale",
-        "counts",
-        "--pred-scale",
-        "counts",
+        *COUNTS,
         "--out",
         "{tmp}/score.csv",
     ],
