@@ -66,7 +66,7 @@ def test_runner_on_the_fake_system_gives_each_verdict(tmp_path):
     assert [s.verdict for s in summaries] == ["holds", "fails", "not-measured", "holds"]
     holds, fails, unmeasured, _ = summaries
     assert holds.seeds == [0, 1, 2] and holds.seed_verdicts == ["holds"] * 3
-    assert holds.figures == ["mean-consistent-v1-error.png"]
+    assert holds.figures == ["mean-consistent-v2-error.png"]
     assert (tmp_path / holds.figures[0]).stat().st_size > 1000
     assert "E[var]" in fails.reason and fails.paper == {"E[var]": 1.0}
     assert unmeasured.reason.startswith("needs a cluster") and unmeasured.measured_mean == {}
@@ -142,7 +142,7 @@ def test_figures_of_later_seeds_are_closed_not_saved(tmp_path):
     from fakesys.claims import mean_consistent
 
     run_claim(mean_consistent, "smoke", seeds=2, figure_dir=tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mean-consistent-v1-error.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mean-consistent-v2-error.png"]
     assert plt.get_fignums() == []
 
 
@@ -151,7 +151,7 @@ def test_runner_reports_progress_before_each_seed():
 
     started = []
     run_claims([needs_cluster], "smoke", seeds=[4, 9], on_seed=lambda c, s, i, n, ctl: started.append((c.id, s, i, n)))
-    assert started == [("fakesys/needs-cluster-v1", 4, 0, 2), ("fakesys/needs-cluster-v1", 9, 1, 2)]
+    assert started == [("fakesys/needs-cluster-v2", 4, 0, 2), ("fakesys/needs-cluster-v2", 9, 1, 2)]
 
 
 # --- negative controls and judged (interval) claims -------------------------------------------------------

@@ -54,7 +54,7 @@ def test_info_of_planned_and_implemented_systems(capsys, systems):
     assert "Accelerated Noisy Power Method" in capsys.readouterr().out
     assert run(["info", "fakesys"], systems) == 0
     out = capsys.readouterr().out
-    assert "fakesys/mean-consistent-v1" in out and "icml26 fakesys --help" in out
+    assert "fakesys/mean-consistent-v2" in out and "icml26 fakesys --help" in out
     assert "control: the estimator is shifted by one standard deviation" in out
     assert "judged by 95% intervals: MSE(median) - MSE(mean) > 0" in out
 
@@ -121,7 +121,7 @@ def test_reproduce_writes_reports_and_exits_0_whatever_the_verdicts(tmp_path, ca
     printed = capsys.readouterr().out
     assert "holds; control fails" in printed and "fails; control fails" in printed and "not-measured" in printed
     assert (out / "fakesys" / "claims.json").is_file() and (out / "fakesys" / "claims.md").is_file()
-    assert sorted(p.name for p in (out / "fakesys").glob("*.png")) == ["mean-consistent-v1-error.png"]
+    assert sorted(p.name for p in (out / "fakesys").glob("*.png")) == ["mean-consistent-v2-error.png"]
     page = (out / "index.html").read_text()
     assert all(f'id="{s}"' for s in SYSTEMS) and "2/4 hold" in page
     data = json.loads(js.read_text())
@@ -154,11 +154,11 @@ def test_reproduce_one_claim_only_merges_with_the_earlier_report_of_the_same_sca
     base = ["reproduce", "fakesys", "--out", str(tmp_path)]
     assert run([*base, "--scale", "smoke", "--claim", "needs-cluster"], systems) == 0
     assert "fakesys: 1 claim(s)" in capsys.readouterr().out
-    assert reported() == [("needs-cluster-v1", "smoke")]
+    assert reported() == [("needs-cluster-v2", "smoke")]
     assert run([*base, "--scale", "smoke", "--claim", "mean-consistent"], systems) == 0
-    assert reported() == [("mean-consistent-v1", "smoke"), ("needs-cluster-v1", "smoke")]
+    assert reported() == [("mean-consistent-v2", "smoke"), ("needs-cluster-v2", "smoke")]
     assert run([*base, "--scale", "small", "--seeds", "1", "--claim", "biased"], systems) == 0
-    assert reported() == [("biased-variance-unbiased-v1", "small")], "other scales are not mixed in"
+    assert reported() == [("biased-variance-unbiased-v2", "small")], "other scales are not mixed in"
 
 
 def test_partial_update_readme_refuses_a_report_that_does_not_match_the_readme(tmp_path, monkeypatch, capsys):
@@ -226,7 +226,7 @@ def test_reproduce_update_readme_rewrites_the_system_readme(tmp_path, monkeypatc
     from icml26.report import readme_verdicts
 
     assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured", "holds"]
-    assert "control of    fakesys/mean-consistent-v1 (seed 0, 1/1)" in capsys.readouterr().err
+    assert "control of    fakesys/mean-consistent-v2 (seed 0, 1/1)" in capsys.readouterr().err
     assert run(["list"], {"fakecopy": spec}) == 0
     assert "2/4" in capsys.readouterr().out
 

@@ -140,6 +140,6 @@ def test_reproduce_on_a_local_ray_equals_the_single_process_report_and_resumes(
     assert cli.main([*base, "--out", str(out), "--ray-address", "local"], systems=systems) == 0
     assert sorted(submitted) == sorted(t.key for t in tasks[1::2])
     assert _comparable(out / "fakesys" / "claims.json") == _comparable(tmp_path / "local" / "fakesys" / "claims.json")
-    png = "mean-consistent-v1-error.png"
+    png = "mean-consistent-v2-error.png"
     assert (out / "fakesys" / png).read_bytes() == (tmp_path / "local" / "fakesys" / png).read_bytes()
     assert len(journal.load()) == len(tasks)

@@ -43,10 +43,23 @@ def test_planned_systems_have_no_half_built_folder():
             assert not spec.folder.exists(), f"{spec.id} has a folder but is still 'planned'"
 
 
+# Systems still on contract v2 (no positive controls, mechanisms or measure checks yet): issue 39 moves them
+# to v3 one by one. The list only shrinks; a system leaves it when check_system(v3=True) passes.
+CONTRACT_V2 = {
+    "dualflow", "degmetrics", "brainconverge", "gpm", "nanoassembly", "ucast", "vipo", "hyperhopfield",
+    "spik4lite", "slmbrain", "coherence", "srfpt", "eegmoce", "smoothspike", "behaviorgeo", "zolangevin", "flip2",
+    "qhflow2", "noisypower",
+}  # fmt: skip
+
+
 @pytest.mark.parametrize("system_id", [s.id for s in implemented()])
 def test_implemented_system_honours_the_contract(system_id):
-    problems = check_system(SYSTEMS[system_id])
+    problems = check_system(SYSTEMS[system_id], v3=system_id not in CONTRACT_V2)
     assert not problems, "\n".join(problems)
+
+
+def test_systems_on_contract_v2_exist():
+    assert CONTRACT_V2 <= set(SYSTEMS), "a system left the registry: drop it from CONTRACT_V2"
 
 
 def test_the_contract_checker_passes_the_fake_system(fake_spec):

@@ -44,7 +44,7 @@ def test_markdown_table_has_one_row_per_claim_and_reasons(summaries):
     assert "| **fails**: the estimator is shifted by one standard deviation" in rows[0]  # the control's column
     assert "not from the paper: abs error at n = 400 [a textbook]: 0.04" in rows[0]
     assert "95% CI of MSE(median) - MSE(mean): [" in rows[3]
-    assert "- `fakesys/needs-cluster-v1` (not-measured): needs a cluster" in table
+    assert "- `fakesys/needs-cluster-v2` (not-measured): needs a cluster" in table
     assert "Scale `smoke`" in table
 
 

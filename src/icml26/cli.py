@@ -5,7 +5,7 @@
     icml26 list [--markdown]                 the 19 systems, their status and claims holding
     icml26 info ID                           paper, summary, entry points, claims
     icml26 reproduce ID|--all [--scale smoke|small|paper] [--seeds N] [--out DIR] [--json FILE] [--controls]
-                     [--ray-address ADDR]    re-run the paper's claims (and their negative controls), here or
+                     [--ray-address ADDR]    re-run the paper's claims (and their controls and probes), here or
                                              on a Ray cluster; write reports/<id>/ and reports/index.html
     icml26 ID VERB ...                       the system's own commands (imports only that system)
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -49,30 +48,31 @@ def _spec(systems: Mapping[str, SystemSpec], system_id: str, *, runnable: bool =
     return spec
 
 
-def _import_entry(spec: SystemSpec, entry: str):
+def _import_entry(spec: SystemSpec, entry: str, default=_registry._REQUIRED):
     """Load a system entry point; a missing optional dependency becomes a one-line install hint."""
+    from icml26.reproduce import ReproduceError, import_entry
+
     try:
-        return _registry.load_entry(entry)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or "?"
-        if missing == spec.module or missing.startswith(spec.module + "."):
-            raise
-        hint = f"pip install 'icml26[{spec.extra}]'" if spec.extra else "reinstall icml26"
-        raise UsageError(f"system {spec.id!r} needs the missing package {missing!r}: {hint}") from None
+        return import_entry(spec, entry, default)
+    except ReproduceError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _claim_counts(spec: SystemSpec) -> str:
-    from icml26.report import readme_verdicts
+    """``holds/fails/no-power/not-measured`` of the README's claims table (``+N`` other: unchecked, errors)."""
+    from icml26.report import count_outcomes, readme_verdicts
 
     verdicts = readme_verdicts(spec.readme) if spec.implemented else None
     if not verdicts:
         return "–"
-    return f"{sum(v == 'holds' for v in verdicts)}/{len(verdicts)}"
+    n = count_outcomes(verdicts)
+    text = "/".join(str(n[k]) for k in ("holds", "fails", "no-power", "not-measured"))
+    return text + (f" +{n['other']}" if n["other"] else "")
 
 
 def list_markdown(systems: Mapping[str, SystemSpec]) -> str:
     """The system table of the top-level README (a test keeps the README in sync with it)."""
-    lines = ["| id | paper | status | claims holding | extra |", "|---|---|---|---|---|"]
+    lines = ["| id | paper | status | holds/fails/no-power/not-measured | extra |", "|---|---|---|---|---|"]
     for spec in systems.values():
         ident = f"[`{spec.id}`](src/icml26/{spec.id}/README.md)" if spec.implemented else f"`{spec.id}`"
         extra = f"`{spec.extra}`" if spec.extra else "–"
@@ -85,10 +85,11 @@ def cmd_list(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int
         sys.stdout.write(list_markdown(systems))
         return EXIT_OK
     width = 70
-    print(f"{'id':<14} {'status':<12} {'claims':<7} paper")
+    print(f"{'id':<14} {'status':<12} {'h/f/np/nm':<11} paper")
     for spec in systems.values():
         title = spec.title if len(spec.title) <= width else spec.title[: width - 1] + "…"
-        print(f"{spec.id:<14} {spec.status:<12} {_claim_counts(spec):<7} {title}")
+        print(f"{spec.id:<14} {spec.status:<12} {_claim_counts(spec):<11} {title}")
+    print("h/f/np/nm: claims that hold (negative control failed) / fail (positive control held) / no-power / n.m.")
     return EXIT_OK
 
 
@@ -107,17 +108,23 @@ def cmd_info(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int
     print(f"  readme:    {spec.readme}")
     for c in _import_entry(spec, spec.claims_entry):
         print(f"    - {c.id}: {c.statement}" + (f"  [{c.paper}]" if c.paper else ""))
-        print(f"      control: {c.control}")
+        print(f"      negative control: {c.control}")
+        print(f"      positive control: {c.positive or '(none declared)'}")
+        if c.mechanisms:
+            print(f"      relies on: {', '.join(c.mechanisms)}")
         if c.judge:
             print(f"      judged by 95% intervals: {'; '.join(j.describe() for j in c.judge)}")
         if c.by_construction:
             print(f"      holds by construction: {c.by_construction}")
+    for m in _import_entry(spec, spec.mechanisms_entry, []):
+        print(f"    mechanism {m.name}: {m.component}; probe: {m.measures} ({m.rule()})")
     return EXIT_OK
 
 
 def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int:
-    from icml26.claims import Scale, run_claims
-    from icml26.report import load_system_report, update_readme, write_index, write_system_report
+    """Parse and hand over to :func:`icml26.reproduce.reproduce`."""
+    from icml26.claims import Scale
+    from icml26.reproduce import ReproduceError, reproduce
 
     if args.all == bool(args.id):
         raise UsageError("give one system id or --all")
@@ -130,161 +137,22 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
     if args.ray_address is not None and not args.ray_address.strip():
         raise UsageError("--ray-address needs an address: auto, local, or ray://HOST:PORT")
     specs = [s for s in systems.values() if s.implemented] if args.all else [_spec(systems, args.id)]
-    out = Path(args.out)
-    controls = args.controls or args.update_readme  # a README table always shows each claim's control
-
-    # 1. what to run, checked before anything runs (claims may take hours)
-    jobs = []  # (spec, claims to run, every claim of the system, the earlier report when --claim)
-    for spec in specs:
-        all_claims = list(_import_entry(spec, spec.claims_entry))
-        claims = all_claims
-        if args.claim:
-            claims = [c for c in claims if args.claim in c.id]
-            if not claims:
-                raise UsageError(f"no claim of {spec.id!r} matches {args.claim!r}")
-        earlier = (load_system_report(out, spec.id) or []) if args.claim else []
-        if args.claim and args.update_readme:
-            rerun = {c.id for c in claims}
-            kept = _merge_with_earlier(earlier, [], all_claims, scale, refresh=False)
-            _check_readme_matches(spec, kept, rerun, all_claims, out)
-        jobs.append((spec, claims, all_claims, earlier))
-
-    # 2. on a Ray cluster, every (claim, seed, control) run at once, streamed to a journal
-    ray_runs = _run_on_ray(args, jobs, scale, out, controls) if args.ray_address else None
-
-    # 3. per system: run (or gather from Ray), report, README
-    def show(s):
-        spread = f" ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s)"
-        control = f"; control {s.control.verdict}" if s.control is not None else ""
-        print(f"  {s.verdict + control:<27} {s.id}{spread}", flush=True)
-
-    def starting(c, seed, i, n, control):  # progress on stderr: small-scale claims take minutes
-        what = "control of" if control else "running"
-        print(f"  {what:<13} {c.id} (seed {seed}, {i + 1}/{n})", file=sys.stderr, flush=True)
-
-    crashed = False
-    everything = []
-    for spec, claims, all_claims, earlier in jobs:
-        print(f"{spec.id}: {len(claims)} claim(s) at scale {scale.value}", flush=True)
-        if ray_runs is None:
-            summaries = run_claims(
-                claims,
-                scale,
-                args.seeds,
-                figure_dir=out / spec.id,
-                on_result=show,
-                on_seed=starting,
-                with_control=controls,
-            )
-        else:
-            summaries = [_summary_from_runs(c, scale, args.seeds, ray_runs, out / spec.id, controls) for c in claims]
-            for s in summaries:
-                show(s)
-        crashed |= any(s.verdict == "error" or s.control_verdict == "error" for s in summaries)
-        everything += summaries
-        if args.claim:  # a partial run updates the earlier report of the same scale instead of replacing it
-            summaries = _merge_with_earlier(earlier, summaries, all_claims, scale)
-        write_system_report(spec, summaries, out)
-        if args.update_readme:
-            update_readme(spec.readme, summaries)
-    index = write_index(out, list(systems.values()))
-    print(f"report: {index}")
-    if args.json:
-        Path(args.json).write_text(json.dumps([s.to_dict() for s in everything], indent=2) + "\n")
-    return EXIT_CRASH if crashed else EXIT_OK
-
-
-def _run_on_ray(args: argparse.Namespace, jobs, scale, out: Path, controls: bool):
-    """Every run of every job as a Ray task (see :mod:`icml26.distributed`); the runs by key."""
-    from icml26 import distributed
-    from icml26.claims import seed_list
-
-    tasks = []
-    for spec, claims, _, _ in jobs:
-        tasks += distributed.plan(
-            claims, spec.claims_entry, scale.value, lambda c: seed_list(c, scale, args.seeds), controls=controls
-        )
-    journal = out / distributed.JOURNAL_NAME
-    done = len(distributed.Journal(journal).load().keys() & {t.key for t in tasks})
-    print(f"ray: {len(tasks)} runs, {done} already in {journal}", flush=True)
-
-    def arrived(task, run):
-        what = "control" if task.control else "claim"
-        print(
-            f"  done {run.verdict:<12} {task.claim_id} ({what}, seed {task.seed}, {run.wall_time_s:.1f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
-
     try:
-        return distributed.run_on_ray(tasks, args.ray_address, journal, on_done=arrived)
-    except ImportError as exc:
+        run = reproduce(
+            specs,
+            scale=scale,
+            seeds=args.seeds,
+            out=Path(args.out),
+            controls=args.controls,
+            claim_filter=args.claim,
+            update_readme=args.update_readme,
+            ray_address=args.ray_address,
+            json_path=args.json,
+            index_specs=list(systems.values()),
+        )
+    except ReproduceError as exc:
         raise UsageError(str(exc)) from None
-    except ConnectionError as exc:
-        raise UsageError(f"cannot reach the Ray cluster at {args.ray_address!r}: {_one_line(exc)}") from None
-    except ValueError as exc:  # nothing answers at a host:port address (checked before Ray retries for minutes)
-        raise UsageError(_one_line(exc)) from None
-
-
-def _summary_from_runs(claim_obj, scale, seeds, runs, figure_dir: Path, controls: bool):
-    """A claim's summary (with its control's) from the runs a cluster did, as the sequential runner builds it."""
-    from icml26.claims import seed_list, summarize_claim
-    from icml26.distributed import run_key
-
-    def summary(control: bool):
-        keys = [run_key(claim_obj.id, scale.value, s, control) for s in seed_list(claim_obj, scale, seeds)]
-        chosen = [runs[k] for k in keys]
-        figures = [] if control else chosen[0].save_figures(figure_dir)
-        return summarize_claim(claim_obj, scale, chosen, figures)
-
-    result = summary(False)
-    if controls:
-        result.control = summary(True)
-    return result
-
-
-def _merge_with_earlier(earlier, fresh, all_claims, scale, *, refresh: bool = True):
-    """Earlier summaries of the same scale, with the fresh ones replacing theirs, in the order of CLAIMS.
-
-    With ``refresh`` the earlier summaries take the claim's current description (statement, paper reference,
-    control, by-construction label): the id, and so what the claim checks, is the same.
-    """
-    import dataclasses
-
-    by_id = {s.id: s for s in earlier if s.scale == scale.value}
-    if refresh:
-        for c in all_claims:
-            if c.id in by_id:
-                by_id[c.id] = dataclasses.replace(
-                    by_id[c.id],
-                    statement=c.statement,
-                    paper_ref=c.paper,
-                    control_description=c.control,
-                    by_construction=c.by_construction,
-                )
-    by_id.update({s.id: s for s in fresh})
-    return [by_id[c.id] for c in all_claims if c.id in by_id]
-
-
-def _check_readme_matches(spec: SystemSpec, earlier, rerun: set[str], all_claims, out: Path) -> None:
-    """Refuse to put rows from a stale report into the README: the rows kept must be the README's own, and
-    no row of a current claim may be dropped because the report lacks it."""
-    from icml26.report import markdown_row, readme_rows
-
-    current = readme_rows(spec.readme)
-    stale = [s.id for s in earlier if s.id not in rerun and current.get(s.id) != markdown_row(s)]
-    if stale:
-        raise UsageError(
-            f"the report in {out / spec.id} does not match the README's rows for {', '.join(stale)}; "
-            "use the --out of the run that wrote the README, or re-run every claim"
-        )
-    reported = {s.id for s in earlier} | rerun
-    dropped = [c.id for c in all_claims if c.id in current and c.id not in reported]
-    if dropped:
-        raise UsageError(
-            f"the report in {out / spec.id} lacks {', '.join(dropped)} (at this scale), so the README would lose "
-            "their rows; use the --out of the run that wrote the README, or re-run every claim"
-        )
+    return EXIT_CRASH if run.crashed else EXIT_OK
 
 
 def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSpec]) -> int:
@@ -340,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--controls",
         action="store_true",
-        help="also run each claim's negative control (it must fail) on the same seeds",
+        help="also run each claim's negative control (it must fail) and positive control (it must hold) on the "
+        "same seeds, and probe the system's credited mechanisms",
     )
     p.add_argument(
         "--update-readme",
@@ -351,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ray-address",
         default=None,
         metavar="ADDR",
-        help="run every (claim, seed) as a task on this Ray cluster (auto, local, ray://HOST:PORT); "
+        help="run every (claim, seed, arm) as a task on this Ray cluster (auto, local, ray://HOST:PORT); "
         "a rerun with the same --out resumes from OUT/ray-journal.jsonl",
     )
     return parser

@@ -1,7 +1,7 @@
-"""Reproductions on a Ray cluster: every (claim, seed, control) run is one Ray task.
+"""Reproductions on a Ray cluster: every (claim, seed, arm) run is one Ray task.
 
 ``icml26 reproduce --all --scale paper --ray-address ADDR`` plans the same runs as the single-process runner
-(:func:`icml26.claims.run_claim`), submits them all at once, and streams each finished run to a journal
+(:func:`icml26.reproduce.reproduce`), submits them all at once, and streams each finished run to a journal
 (``<out>/ray-journal.jsonl``, one JSON line per run, figures included). A run that is interrupted — the
 driver killed, the cluster lost — is resumed by the same command: runs already in the journal are not
 submitted again (a crashed run is retried). The summaries are then built from the runs by
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from icml26.claims import Claim, SeedRun, run_seed
+from icml26.claims import Arm, Claim, SeedRun, run_seed
 from icml26.registry import load_entry
 
 JOURNAL_NAME = "ray-journal.jsonl"
@@ -39,19 +39,19 @@ class SeedTask:
     claim_id: str
     scale: str
     seed: int
-    control: bool
-    render_figures: bool = False  # the first seed of a claim (not of its control) keeps its figures
+    arm: str = Arm.CLAIM.value  # claim, negative or positive
+    render_figures: bool = False  # the first seed of a claim (not of its controls) keeps its figures
     gpu: bool = False  # reserve one GPU for the task
 
     @property
     def key(self) -> str:
         """What identifies the run in the journal."""
-        return run_key(self.claim_id, self.scale, self.seed, self.control)
+        return run_key(self.claim_id, self.scale, self.seed, self.arm)
 
 
-def run_key(claim_id: str, scale: str, seed: int, control: bool) -> str:
+def run_key(claim_id: str, scale: str, seed: int, arm: Arm | str) -> str:
     """The journal key of one run: the same for a planned task and the run it produced."""
-    return f"{claim_id}|{scale}|{seed}|{'control' if control else 'claim'}"
+    return f"{claim_id}|{scale}|{seed}|{Arm.parse(arm).value}"
 
 
 def load_claims(entry: str) -> list[Claim]:
@@ -64,7 +64,7 @@ def execute(task: SeedTask) -> dict[str, Any]:
     claim_obj = next((c for c in load_claims(task.claims_entry) if c.id == task.claim_id), None)
     if claim_obj is None:
         raise LookupError(f"{task.claims_entry} has no claim {task.claim_id}")
-    run = run_seed(claim_obj, task.scale, task.seed, control=task.control, render_figures=task.render_figures)
+    run = run_seed(claim_obj, task.scale, task.seed, arm=task.arm, render_figures=task.render_figures)
     return run.to_dict()
 
 
@@ -76,9 +76,11 @@ def plan(
     for claim_obj in claims:
         gpu = claim_obj.gpu and scale == "paper"
         chosen = seeds(claim_obj)
-        for control in (False, True) if controls else (False,):
+        for arm in claim_obj.arms if controls else (Arm.CLAIM,):
             tasks += [
-                SeedTask(claims_entry, claim_obj.id, scale, s, control, render_figures=i == 0 and not control, gpu=gpu)
+                SeedTask(
+                    claims_entry, claim_obj.id, scale, s, arm.value, render_figures=i == 0 and arm is Arm.CLAIM, gpu=gpu
+                )
                 for i, s in enumerate(chosen)
             ]
     return tasks
@@ -101,7 +103,7 @@ class Journal:
             except (ValueError, KeyError, TypeError):  # a line cut short by a kill
                 continue
             if run.result is not None:
-                runs[run_key(run.claim_id, run.scale, run.seed, run.control)] = run
+                runs[run_key(run.claim_id, run.scale, run.seed, run.arm)] = run
         return runs
 
     def append(self, run: SeedRun) -> None:
@@ -178,9 +180,7 @@ def run_on_ray(
                 try:
                     run = SeedRun.from_dict(ray.get(ref))
                 except Exception as exc:  # the worker died (memory, node lost): reported as the run's crash
-                    run = SeedRun(
-                        task.claim_id, task.scale, task.seed, task.control, error=f"{type(exc).__name__}: {exc}"
-                    )
+                    run = SeedRun(task.claim_id, task.scale, task.seed, task.arm, error=f"{type(exc).__name__}: {exc}")
                 book.append(run)
                 runs[task.key] = run
                 if on_done is not None:

@@ -23,6 +23,9 @@ SYSTEM_ID = re.compile(r"^[a-z][a-z0-9]*$")
 PACKAGE_ROOT = Path(__file__).resolve().parent
 
 
+_REQUIRED = object()
+
+
 @dataclass(frozen=True)
 class SystemSpec:
     """One system: the paper it implements and where its code lives.
@@ -72,6 +75,16 @@ class SystemSpec:
         return f"{self.module}.claims:CLAIMS"
 
     @property
+    def mechanisms_entry(self) -> str:
+        """The credited mechanisms and their liveness probes, beside ``CLAIMS`` (contract v3)."""
+        return f"{self.module}.claims:MECHANISMS"
+
+    @property
+    def measures_entry(self) -> str:
+        """The measure checks (truth best, null at the null), beside ``CLAIMS`` (contract v3)."""
+        return f"{self.module}.claims:MEASURES"
+
+    @property
     def cli_entry(self) -> str:
         return f"{self.module}.cli:main"
 
@@ -93,12 +106,15 @@ class SystemSpec:
         return self.status == "implemented"
 
 
-def load_entry(entry: str) -> Any:
-    """Resolve a lazy ``"package.module:attr"`` string."""
+def load_entry(entry: str, default: Any = _REQUIRED) -> Any:
+    """Resolve a lazy ``"package.module:attr"`` string (``default`` when the module lacks the attribute)."""
     module_name, _, attr = entry.partition(":")
     if not attr:
         raise ValueError(f"entry point {entry!r} is not of the form 'module:attr'")
-    return getattr(importlib.import_module(module_name), attr)
+    module = importlib.import_module(module_name)
+    if default is _REQUIRED:
+        return getattr(module, attr)
+    return getattr(module, attr, default)
 
 
 _SYSTEMS = [

@@ -13,9 +13,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from icml26.claims import Claim, Scale, run_claim
+from icml26.claims import Claim, MeasureCheck, Mechanism, Scale, run_claim, run_probe
 from icml26.registry import SystemSpec, load_entry
-from icml26.report import README_BEGIN, readme_verdicts
+from icml26.report import MECHANISMS_BEGIN, README_BEGIN, readme_verdicts
 
 #: Headings every system README must have (DESIGN.md: usage, claims, benchmark, deviations).
 README_SECTIONS = ("## Usage", "## Claims", "## Benchmark", "## Deviations from the paper")
@@ -48,14 +48,19 @@ def check_claims_module(claims: Any, system_id: str, module: Any = None) -> list
     return problems
 
 
-def check_readme(spec: SystemSpec) -> list[str]:
-    """The system README exists, has the standard sections and a generated claims table."""
+def check_readme(spec: SystemSpec, *, v3: bool = True) -> list[str]:
+    """The system README exists, has the standard sections and a generated claims table (contract v3: with
+    the positive controls and the mechanisms' probes)."""
     if not spec.readme.is_file():
         return [f"{spec.id}: missing {spec.readme}"]
     text = spec.readme.read_text()
     problems = [f"{spec.id}: README lacks the section {s!r}" for s in README_SECTIONS if s not in text]
     if README_BEGIN in text and "| negative control |" not in text:
         problems.append(f"{spec.id}: README claims table shows no negative controls (icml26 reproduce --update-readme)")
+    if v3 and README_BEGIN in text and "| positive control |" not in text:
+        problems.append(f"{spec.id}: README claims table shows no positive controls (icml26 reproduce --update-readme)")
+    if v3 and MECHANISMS_BEGIN not in text:
+        problems.append(f"{spec.id}: README shows no mechanisms block (icml26 reproduce --update-readme)")
     if README_BEGIN not in text:
         problems.append(f"{spec.id}: README has no generated claims block (run icml26 reproduce --update-readme)")
     elif not readme_verdicts(spec.readme):
@@ -102,29 +107,59 @@ def check_cli(spec: SystemSpec) -> list[str]:
     return problems
 
 
-def check_claim_runs(c: Claim, seed: int = 0) -> list[str]:
-    """Run a claim and its negative control at smoke scale: neither may crash or be slow, and the control
-    must fail (a control that holds means the claim cannot fail). A claim that is ``not-measured`` here
-    (it needs a GPU, say) passes when its control is ``not-measured`` too."""
+#: Values a paired statistic takes when the two arms are one and the same: a difference of 0, a ratio of 1.
+_NULLS = (0.0, 1.0)
+
+
+def check_claim_runs(c: Claim, seed: int = 0, *, v3: bool = True) -> list[str]:
+    """Run a claim and its controls at smoke scale: none may crash or be slow; the negative control must fail
+    (a control that holds means the claim cannot fail); with ``v3`` (contract v3) the claim must declare a
+    positive control, which must measure the same quantities, and neither control may be bit-for-bit the claim
+    or, for a judged claim, the negative control's statistic may not sit exactly at the null of identical arms.
+
+    A claim that is ``not-measured`` here (it needs a GPU, say) passes when its controls are too. A positive
+    control need not hold at smoke: the claim then reports ``no-power``, which the report shows with its reason.
+    """
     problems = []
+    if v3 and (c.legacy or not c.positive):
+        problems.append(
+            f"{c.id}: no positive control: declare positive='the claimed effect planted at the claimed size' and "
+            "take arm=Arm.CLAIM; without it a 'fails' cannot tell a refuted claim from a run that could not see it"
+        )
     summary = run_claim(c, Scale.SMOKE, seeds=[seed], with_control=True)
-    for run, label in ((summary, "smoke run"), (summary.control, "negative control")):
+    arms = [(summary, "smoke run"), (summary.control, "negative control")]
+    if summary.positive is not None:
+        arms.append((summary.positive, "positive control"))
+    for run, label in arms:
         if run.verdict == "error":
             problems.append(f"{c.id}: {label} crashed at smoke scale:\n{run.error}")
         elif run.wall_time_s > SMOKE_CLAIM_SECONDS:
             problems.append(f"{c.id}: {label} took {run.wall_time_s:.0f} s (> {SMOKE_CLAIM_SECONDS:.0f} s)")
     measured = ("holds", "fails")
-    if summary.verdict in measured and summary.control.verdict in measured:
-        if set(summary.control.measured_mean) != set(summary.measured_mean):
+    for run, label in arms[1:]:
+        if summary.verdict not in measured or run.verdict not in measured:
+            continue
+        if set(run.measured_mean) != set(summary.measured_mean):
             problems.append(
-                f"{c.id}: its negative control measures {sorted(summary.control.measured_mean)}, the claim "
-                f"{sorted(summary.measured_mean)}: a control runs the same measurement with the sabotage applied"
+                f"{c.id}: its {label} measures {sorted(run.measured_mean)}, the claim {sorted(summary.measured_mean)}: "
+                "a control runs the same measurement with the effect removed or planted"
             )
-        bad = [
-            j["key"] for j in summary.control.judged if not all(math.isfinite(j[k]) for k in ("mean", "low", "high"))
-        ]
+        bad = [j["key"] for j in run.judged if not all(math.isfinite(j[k]) for k in ("mean", "low", "high"))]
         if bad:
-            problems.append(f"{c.id}: its negative control gave no finite value for {bad} (a crash is not a failure)")
+            problems.append(f"{c.id}: its {label} gave no finite value for {bad} (a crash is not a failure)")
+        if v3 and run.measured_mean and run.measured_mean == summary.measured_mean:
+            problems.append(
+                f"{c.id}: its {label} measured exactly what the claim measured: the arm changes nothing it measures"
+            )
+    if v3 and summary.control.verdict in measured:
+        for j in c.judge:
+            values = [ps["measured"].get(j.key) for ps in summary.control.per_seed]
+            if not j.discrete and values and all(v in _NULLS for v in values):
+                problems.append(
+                    f"{c.id}: its negative control's {j.key!r} is exactly {values[0]:g} on every seed — the null of "
+                    "two identical arms. Give the sabotaged arm its own randomness (an A/A run), or mark a "
+                    "genuinely discrete statistic Interval(..., discrete=True)"
+                )
     if summary.control.verdict != "error" and not summary.control_ok:
         problems.append(
             f"{c.id}: its negative control ({c.control}) says {summary.control.verdict!r} where it must say "
@@ -133,9 +168,59 @@ def check_claim_runs(c: Claim, seed: int = 0) -> list[str]:
     return problems
 
 
-def check_system(spec: SystemSpec, *, run_smoke_claims: bool = True) -> list[str]:
-    """Every contract of an implemented system: docstring, README, claims and their negative controls (run at
-    smoke scale; every control must fail), CLI."""
+def check_mechanisms(claims: Sequence[Claim], mechanisms: Any, system_id: str, *, run: bool = True) -> list[str]:
+    """``MECHANISMS`` is a non-empty list of :class:`Mechanism` with unique names; every name a claim relies
+    on is declared; every probe runs at smoke and gives a finite value (live or not: an inert mechanism makes
+    its claims ``no-power``, it does not break the contract)."""
+    if not isinstance(mechanisms, (list, tuple)) or not mechanisms:
+        return [f"{system_id}: list the paper's credited mechanisms with liveness probes: MECHANISMS = [...]"]
+    problems = []
+    names = []
+    for m in mechanisms:
+        if not isinstance(m, Mechanism):
+            problems.append(f"{system_id}: MECHANISMS holds {m!r}, not a Mechanism (use the @mechanism decorator)")
+            continue
+        names.append(m.name)
+    if len(set(names)) != len(names):
+        problems.append(f"{system_id}: duplicate mechanism names in MECHANISMS")
+    for c in claims:
+        missing = [m for m in c.mechanisms if m not in names]
+        problems += [f"{c.id}: relies on mechanism {m!r}, which MECHANISMS lacks" for m in missing]
+    if not any(c.mechanisms for c in claims):
+        problems.append(f"{system_id}: no claim names the mechanisms it relies on (mechanisms=...)")
+    if run and not problems:
+        for m in mechanisms:
+            probe = run_probe(m, Scale.SMOKE, [0])
+            if probe.error:
+                problems.append(f"{system_id}: the probe of mechanism {m.name} crashed at smoke scale:\n{probe.error}")
+            elif not math.isfinite(probe.mean):
+                problems.append(f"{system_id}: the probe of mechanism {m.name} gave {probe.mean} (not finite)")
+    return problems
+
+
+def check_measures(measures: Any, system_id: str) -> list[str]:
+    """``MEASURES`` is a non-empty list of :class:`MeasureCheck`, each passing on seed 0: the truth scores best
+    and a known-null input scores at the null."""
+    if not isinstance(measures, (list, tuple)) or not measures:
+        return [f"{system_id}: validate the claims' measures both ways: MEASURES = [MeasureCheck(...), ...]"]
+    problems = []
+    for m in measures:
+        if not isinstance(m, MeasureCheck):
+            problems.append(f"{system_id}: MEASURES holds {m!r}, not a MeasureCheck")
+            continue
+        try:
+            problems += [f"{system_id}: {p}" for p in m.check(0)]
+        except Exception as exc:  # a crashing check is a failing check
+            problems.append(f"{system_id}: measure check {m.name} crashed: {type(exc).__name__}: {exc}")
+    return problems
+
+
+def check_system(spec: SystemSpec, *, run_smoke_claims: bool = True, v3: bool = True) -> list[str]:
+    """Every contract of an implemented system: docstring, README, claims with both controls (run at smoke
+    scale; every negative control must fail), the credited mechanisms' probes, the measure checks, the CLI.
+
+    ``v3=False`` checks a system still on contract v2 (no positive controls, mechanisms or measure checks yet).
+    """
     if not spec.implemented:
         return []
     module = importlib.import_module(spec.module)
@@ -145,13 +230,16 @@ def check_system(spec: SystemSpec, *, run_smoke_claims: bool = True) -> list[str
         problems.append(f"{spec.id}: module docstring must name the paper ({spec.title!r})")
     if not getattr(module, "__all__", None):
         problems.append(f"{spec.id}: the package must list its public names in __all__")
-    problems += check_readme(spec)
+    problems += check_readme(spec, v3=v3)
     claims_module = importlib.import_module(spec.claims_entry.partition(":")[0])
     claims = load_entry(spec.claims_entry)
     problems += check_claims_module(claims, spec.id, claims_module)
+    if v3 and not problems:
+        problems += check_mechanisms(claims, load_entry(spec.mechanisms_entry, None), spec.id, run=run_smoke_claims)
+        problems += check_measures(load_entry(spec.measures_entry, None), spec.id)
     if run_smoke_claims and not problems:
         for c in claims:
-            problems += check_claim_runs(c)
+            problems += check_claim_runs(c, v3=v3)
     problems += check_cli(spec)
     return problems
 
