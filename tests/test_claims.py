@@ -162,7 +162,7 @@ def test_every_claim_needs_a_negative_control_it_can_apply():
         claim("fake/x-v1", statement="s", paper="p")  # control= is required
     with pytest.raises(ValueError, match="negative control"):
         claim("fake/x-v1", statement="s", paper="p", control="  ")
-    with pytest.raises(TypeError, match="must accept control=False"):
+    with pytest.raises(TypeError, match=r"must accept arm=Arm\.CLAIM"):
 
         @claim("fake/x-v1", statement="s", paper="p", control="c")
         def no_control_argument(scale, seed):
@@ -297,3 +297,98 @@ def test_a_control_that_crashes_or_is_not_measured_proves_nothing():
     assert s.status == "holds; control error" and status_class(s.status) == "error"
     dodged = dataclasses.replace(s, control=dataclasses.replace(s.control, verdict="not-measured"))
     assert dodged.status == "holds; control not-measured" and status_class(dodged.status) == "unchecked"
+
+
+# ---- contract v3: the three arms, no-power, mechanisms ----
+
+
+def test_a_claim_runs_in_three_arms_and_control_true_still_means_the_negative_arm():
+    from fakesys.claims import mean_beats_median
+    from icml26.claims import Arm
+
+    values = {a: mean_beats_median("smoke", 0, a).measured["MSE(median) - MSE(mean)"] for a in Arm}
+    assert values[Arm.CLAIM] > 0.01 and values[Arm.POSITIVE] > 0.01 and abs(values[Arm.NEGATIVE]) < 0.01
+    assert mean_beats_median("smoke", 0, control=True).measured == mean_beats_median("smoke", 0, "negative").measured
+    with pytest.raises(ValueError, match="arm must be one of claim, negative, positive"):
+        mean_beats_median("smoke", 0, "sideways")
+
+
+def test_a_contract_v2_claim_has_no_positive_arm():
+    from fakesys.uncontrolled import no_positive
+    from icml26.claims import Arm
+
+    assert no_positive.legacy and no_positive.arms == (Arm.CLAIM, Arm.NEGATIVE)
+    with pytest.raises(ValueError, match="has no positive arm"):
+        no_positive("smoke", 0, Arm.POSITIVE)
+    with pytest.raises(TypeError, match=r"takes arm=Arm\.CLAIM, not control=False"):
+        claim("fake/x-v1", statement="s", control="c", positive="p")(lambda scale, seed, control=False: None)
+
+
+def test_a_claim_whose_positive_control_fails_reads_no_power_with_what_it_would_need():
+    from fakesys.nopower import tiny_shift
+    from icml26.report import markdown_table
+
+    summary = run_claim(tiny_shift, Scale.SMOKE, seeds=5, with_control=True)
+    assert summary.verdict == "fails" and summary.positive.verdict == "fails"
+    assert summary.status == "no-power" and summary.outcome == "no-power"
+    table = markdown_table([summary])
+    assert "**no-power**" in table and "could not have seen the effect" in table
+    assert "needed: mean:" in table  # seeds from the positive control's interval, or that seeds cannot help
+
+
+def test_seeds_needed_come_from_the_positive_controls_interval():
+    import dataclasses
+
+    from fakesys.claims import mean_beats_median
+
+    summary = run_claim(mean_beats_median, Scale.SMOKE, seeds=3, with_control=True)
+    stat = dict(summary.positive.judged[0], holds=False, low=0.005, high=0.037, mean=0.021, n=3)  # gap 0.011
+    pos = dataclasses.replace(summary.positive, judged=[stat], verdict="fails")
+    text = dataclasses.replace(summary, positive=pos, verdict="fails").seeds_needed()
+    n = int(text.split("about ")[1].split(" seeds")[0])
+    assert 3 < n < 10  # half-width 0.016 at 3 seeds shrinks below the 0.011 gap after a few more
+    wrong_side = dict(stat, mean=0.005)
+    pos = dataclasses.replace(pos, judged=[wrong_side])
+    assert "more seeds cannot help" in dataclasses.replace(summary, positive=pos).seeds_needed()
+
+
+def test_an_inert_mechanism_turns_fails_into_no_power_and_qualifies_holds():
+    import dataclasses
+
+    from fakesys.claims import MECHANISMS, mean_consistent
+    from icml26.claims import run_mechanisms
+
+    probes = run_mechanisms(MECHANISMS, Scale.SMOKE)
+    assert probes["averaging"].live and probes["averaging"].mean > 100
+    held = run_claim(mean_consistent, Scale.SMOKE, seeds=2, with_control=True, probes=probes)
+    assert held.status == "holds" and held.probes[0]["name"] == "averaging"
+    inert = {"averaging": dataclasses.replace(probes["averaging"], live=False)}
+    assert dataclasses.replace(held, probes=[inert["averaging"].to_dict()]).status == "holds; mechanism inert"
+    failed = dataclasses.replace(held, verdict="fails", probes=[inert["averaging"].to_dict()])
+    assert failed.status == "no-power"  # even though its positive control held
+
+
+def test_a_crashing_probe_is_not_live():
+    from icml26.claims import mechanism, run_probe
+
+    @mechanism("flaky", component="c", measures="m", above=0.5)
+    def flaky(scale, seed):
+        raise RuntimeError("probe broke")
+
+    probe = run_probe(flaky, Scale.SMOKE, [0, 1])
+    assert not probe.live and "probe broke" in probe.error and probe.values == []
+    with pytest.raises(ValueError, match="say when it is live"):
+        mechanism("x", component="c", measures="m")
+    with pytest.raises(ValueError, match="lower case"):
+        mechanism("Gates!", component="c", measures="m", above=0)
+
+
+def test_reproduce_is_a_library_call(tmp_path, fake_spec):
+    from icml26.reproduce import ReproduceError, reproduce
+
+    run = reproduce([fake_spec], scale="smoke", out=tmp_path, controls=True, progress=False)
+    statuses = [s.status for s in run.summaries["fakesys"]]
+    assert statuses == ["holds", "fails", "not-measured", "holds"] and not run.crashed
+    assert run.probes["fakesys"]["averaging"].live and run.index.is_file()
+    with pytest.raises(ReproduceError, match="no claim of 'fakesys' matches 'nosuch'"):
+        reproduce([fake_spec], scale="smoke", out=tmp_path, claim_filter="nosuch", progress=False)

@@ -119,25 +119,30 @@ def test_reproduce_writes_reports_and_exits_0_whatever_the_verdicts(tmp_path, ca
         == 0
     )
     printed = capsys.readouterr().out
-    assert "holds; control fails" in printed and "fails; control fails" in printed and "not-measured" in printed
+    assert "holds          fakesys/mean-consistent-v2 (3 seeds" in printed
+    assert "fails          fakesys/biased-variance-unbiased-v2" in printed
+    assert "; negative fails; positive holds)" in printed and "not-measured" in printed
     assert (out / "fakesys" / "claims.json").is_file() and (out / "fakesys" / "claims.md").is_file()
     assert sorted(p.name for p in (out / "fakesys").glob("*.png")) == ["mean-consistent-v2-error.png"]
     page = (out / "index.html").read_text()
-    assert all(f'id="{s}"' for s in SYSTEMS) and "2/4 hold" in page
+    assert all(f'id="{s}"' for s in SYSTEMS) and '<td class="num">2</td><td class="num">1</td>' in page
     data = json.loads(js.read_text())
     assert [d["verdict"] for d in data] == ["holds", "fails", "not-measured", "holds"]
     assert [d["control"]["verdict"] for d in data] == ["fails", "fails", "not-measured", "fails"]
-    assert all(d["seeds"] == [0, 1, 2] and d["control"]["seeds"] == [0, 1, 2] for d in data)
+    assert [d["positive"]["verdict"] for d in data] == ["holds", "holds", "not-measured", "holds"]
+    assert all(d[a]["seeds"] == [0, 1, 2] for d in data for a in ("control", "positive"))
     per_seed = data[0]["per_seed"]  # every seed's numbers are kept, not only the mean
     assert [r["seed"] for r in per_seed] == [0, 1, 2] and all("abs error" in r["measured"] for r in per_seed)
     judged = data[3]["judged"][0]
-    assert judged["n"] == 3 and judged["low"] > 0 and data[3]["control"]["judged"][0]["low"] <= 0
+    assert judged["n"] == 3 and judged["low"] > 0.01 and data[3]["control"]["judged"][0]["low"] <= 0.01
 
 
 def test_reproduce_without_controls_counts_no_claim_as_holding(tmp_path, capsys, systems):
     assert run(["reproduce", "fakesys", "--scale", "smoke", "--out", str(tmp_path)], systems) == 0
-    assert "0/4 hold" in (tmp_path / "index.html").read_text()
-    assert "holds; control not run" in (tmp_path / "fakesys" / "claims.md").read_text()
+    page = (tmp_path / "index.html").read_text()
+    assert "".join(f'<td class="num">{n}</td>' for n in (0, 0, 0, 1, 3)) in page  # held unchecked, failed unchecked
+    table = (tmp_path / "fakesys" / "claims.md").read_text()
+    assert "holds; control not run" in table and "fails; positive control not run" in table
 
 
 def test_judged_claims_run_five_seeds_by_default_outside_smoke(tmp_path, capsys, systems):
@@ -226,9 +231,11 @@ def test_reproduce_update_readme_rewrites_the_system_readme(tmp_path, monkeypatc
     from icml26.report import readme_verdicts
 
     assert readme_verdicts(copy / "README.md") == ["holds", "fails", "not-measured", "holds"]
-    assert "control of    fakesys/mean-consistent-v2 (seed 0, 1/1)" in capsys.readouterr().err
+    assert "negative of   fakesys/mean-consistent-v2 (seed 0, 1/1)" in capsys.readouterr().err
+    text = (copy / "README.md").read_text()
+    assert "| positive control |" in text and "| `averaging` | averaging n draws |" in text
     assert run(["list"], {"fakecopy": spec}) == 0
-    assert "2/4" in capsys.readouterr().out
+    assert "fakecopy       implemented  2/1/0/1 " in capsys.readouterr().out  # holds/fails/no-power/not-measured
 
 
 def test_dispatch_to_a_system_cli(capsys, systems):

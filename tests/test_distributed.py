@@ -18,8 +18,9 @@ def _comparable(path: Path) -> list[dict]:
 
     def strip(d):
         d = {k: v for k, v in d.items() if k not in ("wall_time_s", "versions")}
-        if isinstance(d.get("control"), dict):
-            d["control"] = strip(d["control"])
+        for arm in ("control", "positive"):
+            if isinstance(d.get(arm), dict):
+                d[arm] = strip(d[arm])
         return d
 
     return [strip(c) for c in json.loads(path.read_text())["claims"]]
@@ -50,7 +51,7 @@ def test_summaries_from_runs_in_any_order_equal_the_sequential_runner(fake_spec,
     claims, tasks = _fake_tasks(fake_spec)
     runs = {t.key: SeedRun.from_dict(distributed.execute(t)) for t in reversed(tasks)}  # finished out of order
     for c in claims:
-        keys = [t.key for t in tasks if t.claim_id == c.id and not t.control]
+        keys = [t.key for t in tasks if t.claim_id == c.id and t.arm == "claim"]
         ours = summarize_claim(c, "smoke", [runs[k] for k in keys]).to_dict()
         ref = run_claim(c, "smoke", 3).to_dict()
         for d in (ours, ref):
@@ -61,7 +62,7 @@ def test_summaries_from_runs_in_any_order_equal_the_sequential_runner(fake_spec,
 def test_runs_after_a_crash_are_dropped_as_the_sequential_runner_stops_there(fake_spec):
     claims, _ = _fake_tasks(fake_spec)
     ok = [run_seed(claims[0], "smoke", s) for s in range(3)]
-    crashed = SeedRun(claims[0].id, "smoke", 1, False, error="Traceback: boom")
+    crashed = SeedRun(claims[0].id, "smoke", 1, "claim", error="Traceback: boom")
     summary = summarize_claim(claims[0], "smoke", [ok[0], crashed, ok[2]])
     assert summary.verdict == "error" and summary.seeds == [0, 1] and "boom" in summary.error
 
@@ -70,7 +71,7 @@ def test_the_journal_skips_crashed_runs_and_a_torn_last_line(fake_spec, tmp_path
     _, tasks = _fake_tasks(fake_spec)
     journal = distributed.Journal(tmp_path / "j.jsonl")
     journal.append(SeedRun.from_dict(distributed.execute(tasks[0])))
-    journal.append(SeedRun(tasks[1].claim_id, "smoke", tasks[1].seed, False, error="boom"))
+    journal.append(SeedRun(tasks[1].claim_id, "smoke", tasks[1].seed, "negative", error="boom"))
     with journal.path.open("a") as f:
         f.write('{"claim_id": "fakesys/mean-consis')  # the driver was killed mid-line
     assert list(journal.load()) == [tasks[0].key]
@@ -93,7 +94,8 @@ def test_gpu_claims_reserve_a_gpu_only_at_paper_scale(fake_spec):
     gpu_claim = dataclasses.replace(claims[0], gpu=True)
     at = {s: distributed.plan([gpu_claim], "x:y", s, lambda c: [0, 1], controls=True) for s in ("small", "paper")}
     assert not any(t.gpu for t in at["small"]) and all(t.gpu for t in at["paper"])
-    assert [t.render_figures for t in at["paper"]] == [True, False, False, False]
+    assert [t.render_figures for t in at["paper"]] == [True, False, False, False, False, False]  # 3 arms x 2 seeds
+    assert [t.arm for t in at["paper"]] == ["claim"] * 2 + ["negative"] * 2 + ["positive"] * 2
 
 
 def test_bad_ray_address_is_one_line_and_exit_2(systems, tmp_path, capsys):

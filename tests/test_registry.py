@@ -100,10 +100,10 @@ def test_the_contract_checker_rejects_a_claim_whose_control_holds(fake_spec, mon
     from fakesys.uncontrolled import order_matters
 
     monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, order_matters])
-    problems = check_system(fake_spec)
-    assert len(problems) == 1
-    assert "fakesys/order-matters-v1: its negative control (the draws are shuffled" in problems[0]
-    assert "says 'holds' where it must say 'fails'" in problems[0]
+    problems = "\n".join(check_system(fake_spec))
+    assert "fakesys/order-matters-v1: its negative control (the draws are shuffled" in problems
+    assert "says 'holds' where it must say 'fails'" in problems
+    assert "its negative control measured exactly what the claim measured" in problems  # shuffling changed nothing
 
 
 def test_the_contract_checker_rejects_a_claim_without_a_control(fake_spec, monkeypatch):
@@ -149,3 +149,82 @@ def test_readme_system_table_is_current():
     readme = (ROOT / "README.md").read_text()
     table = cli.list_markdown(SYSTEMS)
     assert table in readme, "README system table is stale: paste the output of 'icml26 list --markdown'"
+
+
+# ---- contract v3: positive controls, A/A negative controls, mechanisms, measures validated both ways ----
+
+
+def test_the_contract_checker_rejects_a_claim_without_a_positive_control(fake_spec, monkeypatch):
+    import fakesys.claims
+    from fakesys.uncontrolled import no_positive
+
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, no_positive])
+    problems = check_system(fake_spec)
+    assert len(problems) == 1 and problems[0].startswith("fakesys/no-positive-v1: no positive control")
+    # under contract v2 the same claim passes: that is what CONTRACT_V2 allows, and only there
+    assert check_system(fake_spec, v3=False) == []
+
+
+def test_the_contract_checker_rejects_a_negative_control_that_reuses_the_baseline(fake_spec, monkeypatch):
+    import fakesys.claims
+    from fakesys.uncontrolled import reused_baseline
+
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, reused_baseline])
+    problems = check_system(fake_spec)
+    assert len(problems) == 1, problems
+    assert "fakesys/reused-baseline-v1: its negative control's 'gain' is exactly 0 on every seed" in problems[0]
+    assert "A/A run" in problems[0]
+
+
+def test_a_discrete_statistic_may_tie_exactly(fake_spec, monkeypatch):
+    import dataclasses
+
+    import fakesys.claims
+    from fakesys.uncontrolled import reused_baseline
+    from icml26.claims import Interval
+
+    discrete = dataclasses.replace(reused_baseline, judge=(Interval("gain", above=0.0, discrete=True),))
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, discrete])
+    assert check_system(fake_spec) == []
+
+
+def test_the_contract_checker_rejects_a_measure_that_fails_its_null_check(fake_spec, monkeypatch):
+    import fakesys.claims
+    from fakesys.uncontrolled import blind_measure
+
+    monkeypatch.setattr(fakesys.claims, "MEASURES", [*fakesys.claims.MEASURES, blind_measure])
+    problems = "\n".join(check_system(fake_spec))
+    assert "measure contiguity: the null input scores 1, outside the null band [0, 0.6]" in problems
+    assert "the truth (1) does not score best by 0; null = 1" in problems
+
+
+def test_the_contract_checker_wants_mechanisms_and_measures(fake_spec, monkeypatch):
+    import dataclasses
+
+    import fakesys.claims
+
+    monkeypatch.setattr(fakesys.claims, "MEASURES", [])
+    assert "validate the claims' measures both ways" in "\n".join(check_system(fake_spec, run_smoke_claims=False))
+    monkeypatch.delattr(fakesys.claims, "MECHANISMS")
+    assert "list the paper's credited mechanisms" in "\n".join(check_system(fake_spec, run_smoke_claims=False))
+    monkeypatch.setattr(fakesys.claims, "MECHANISMS", [fakesys.claims.averaging], raising=False)
+    ghost = dataclasses.replace(fakesys.claims.mean_consistent, id="fakesys/ghost-v1", mechanisms=("gates",))
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, ghost])
+    assert "fakesys/ghost-v1: relies on mechanism 'gates', which MECHANISMS lacks" in "\n".join(
+        check_system(fake_spec, run_smoke_claims=False)
+    )
+
+
+def test_a_positive_control_that_crashes_is_caught(fake_spec, monkeypatch):
+    import fakesys.claims
+    from icml26.claims import Arm, ClaimResult, claim
+
+    @claim("fakesys/fragile-positive-v1", statement="s", paper="p", control="c", positive="p")
+    def fragile(scale, seed, arm=Arm.CLAIM):
+        if arm is Arm.POSITIVE:
+            raise RuntimeError("planting broke")
+        return ClaimResult("holds" if arm is Arm.CLAIM else "fails", measured={"x": float(arm is Arm.CLAIM)})
+
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, fragile])
+    problems = "\n".join(check_system(fake_spec))
+    assert "fakesys/fragile-positive-v1: positive control crashed" in problems and "planting broke" in problems

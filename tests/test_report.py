@@ -9,6 +9,7 @@ from icml26.claims import Scale, run_claims
 from icml26.registry import SYSTEMS
 from icml26.report import (
     README_BEGIN,
+    README_END,
     format_number,
     format_values,
     load_system_report,
@@ -78,15 +79,23 @@ def test_json_report_round_trip(tmp_path, summaries, fake_spec):
 def test_index_lists_every_system_renders_offline_and_escapes(tmp_path, summaries, fake_spec):
     import dataclasses
 
+    from fakesys.claims import MECHANISMS
+    from icml26.claims import run_mechanisms
+
     summaries = [dataclasses.replace(summaries[0], statement="x < y & <script>"), *summaries[1:]]
-    write_system_report(fake_spec, summaries, tmp_path)
+    probes = list(run_mechanisms(MECHANISMS, Scale.SMOKE).values())
+    write_system_report(fake_spec, summaries, tmp_path, probes=probes)
     specs = [*SYSTEMS.values(), fake_spec]
     page = write_index(tmp_path, specs).read_text()
     for spec in SYSTEMS.values():
         assert f'id="{spec.id}"' in page
     assert page.count("Planned: not implemented yet.") == sum(not s.implemented for s in SYSTEMS.values())
-    assert "2/4 hold" in page
-    assert page.count('<span class="holds">fails</span>') == 3  # a failing control is the good outcome
+    # the tally: 2 hold, 1 fails (its positive control held), 0 no-power, 1 not measured, 0 other; 4/4 negative
+    # controls did their job, 3/3 positive controls of measurable claims held, the one mechanism was live
+    cells = "".join(f'<td class="num">{n}</td>' for n in (2, 1, 0, 1, 0, "4/4", "3/4", "1/1"))
+    assert cells in page
+    assert page.count('negative: <span class="holds">fails</span>') == 3  # a failing control is the good outcome
+    assert page.count('positive: <span class="holds">holds</span>') == 3
     assert '<span class="fails">fails</span>' in page
     # offline: no external scripts, stylesheets, fonts or images
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
@@ -121,3 +130,35 @@ def test_readme_verdicts_find_the_verdict_column_by_its_header(tmp_path):
     readme.write_text(f"{README_BEGIN}\n{header}| `x/a-v1` s | p | m | b | **holds** | 3 |\n<!-- claims:end -->\n")
     # a table from before negative controls: its "holds" was never checked by a control, so it does not count
     assert readme_verdicts(readme) == ["holds; control not run"]
+
+
+def test_a_readme_table_from_before_positive_controls_counts_its_fails_as_unchecked(tmp_path):
+    from icml26.report import count_outcomes
+
+    readme = tmp_path / "README.md"
+    header = "| claim | verdict | negative control | seeds |\n|---|---|---|---|\n"
+    rows = "| `x/a-v1` s | **fails** | **fails**: c | 3 |\n| `x/b-v1` s | **holds** | **fails**: c | 3 |\n"
+    readme.write_text(f"{README_BEGIN}\n{header}{rows}<!-- claims:end -->\n")
+    verdicts = readme_verdicts(readme)
+    assert verdicts == ["fails; no positive control", "holds"]
+    assert count_outcomes(verdicts) == {"holds": 1, "fails": 0, "no-power": 0, "not-measured": 0, "other": 1}
+
+
+def test_the_mechanisms_block_keeps_other_scales_and_updates_this_one(tmp_path, summaries):
+    import dataclasses
+
+    from fakesys.claims import MECHANISMS
+    from icml26.claims import run_mechanisms
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{README_BEGIN}\n{README_END}\n\n## Benchmark\n")
+    smoke = list(run_mechanisms(MECHANISMS, Scale.SMOKE).values())
+    update_readme(readme, summaries, probes=smoke, mechanisms=MECHANISMS)
+    small = [dataclasses.replace(smoke[0], scale="small", mean=0.5, std=0.1, live=False, values=[0.4, 0.5, 0.6])]
+    small_summaries = [dataclasses.replace(s, scale="small") for s in summaries]
+    update_readme(readme, small_summaries, probes=small, mechanisms=MECHANISMS)
+    text = readme.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `averaging`"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[4].endswith("(live, 1 seeds)") and cells[5] == "0.5 ± 0.1 (**inert**, 3 seeds)" and cells[6] == "–"
+    assert text.count("mechanisms:begin") == 1 and text.index("mechanisms:begin") < text.index("## Benchmark")

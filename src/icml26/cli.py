@@ -89,7 +89,6 @@ def cmd_list(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int
     for spec in systems.values():
         title = spec.title if len(spec.title) <= width else spec.title[: width - 1] + "…"
         print(f"{spec.id:<14} {spec.status:<12} {_claim_counts(spec):<11} {title}")
-    print("h/f/np/nm: claims that hold (negative control failed) / fail (positive control held) / no-power / n.m.")
     return EXIT_OK
 
 
@@ -186,7 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress of claims")
     sub = parser.add_subparsers(dest="command", metavar="{list,info,reproduce,ID}")
 
-    p = sub.add_parser("list", help="the systems, their status and how many claims hold")
+    p = sub.add_parser(
+        "list",
+        help="the systems, their status and their claims' outcomes",
+        description="The systems and, from each README's claims table, how many claims hold (negative control "
+        "failed) / fail (positive control held: refuted at that scale) / have no power (the positive control "
+        "did not hold or a mechanism was inert) / were not measured; '+N' counts the rest (held by construction, "
+        "a control not run or holding too, fails from before positive controls, crashes).",
+    )
     p.add_argument("--markdown", action="store_true", help="print the README's Markdown table")
 
     p = sub.add_parser("info", help="paper, entry points and claims of one system")

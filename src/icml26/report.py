@@ -424,7 +424,7 @@ def _tally(summaries: Sequence[ClaimSummary]) -> dict[str, int]:
 def _arm_span(label: str, arm: ClaimSummary | None, good: str) -> str:
     if arm is None:
         return f"<span class='muted'>{label} not run</span>"
-    cls = "holds" if arm.verdict == good else "cannot-fail"
+    cls = "holds" if arm.verdict == good else "not-measured" if arm.verdict == "not-measured" else "cannot-fail"
     return f'{label}: <span class="{cls}">{_e(arm.verdict)}</span>'
 
 

@@ -52,6 +52,8 @@ class ReproduceError(ValueError):
 def import_entry(spec: SystemSpec, entry: str, default: Any = _registry._REQUIRED) -> Any:
     """Load a system entry point; a missing optional dependency becomes a one-line install hint."""
     try:
+        if default is _registry._REQUIRED:
+            return _registry.load_entry(entry)
         return _registry.load_entry(entry, default)
     except ModuleNotFoundError as exc:
         missing = exc.name or "?"
@@ -85,22 +87,18 @@ class Reproduction:
         return [s for ss in self.summaries.values() for s in ss]
 
 
-def _progress_printer(stream=sys.stderr):
+def _progress_printer():
     def starting(c: Claim, seed: int, i: int, n: int, arm: str) -> None:  # small-scale claims take minutes
         what = {"claim": "running", "negative": "negative of", "positive": "positive of"}[arm]
-        print(f"  {what:<13} {c.id} (seed {seed}, {i + 1}/{n})", file=stream, flush=True)
+        print(f"  {what:<13} {c.id} (seed {seed}, {i + 1}/{n})", file=sys.stderr, flush=True)
 
     return starting
 
 
-def show_summary(s: ClaimSummary, stream=sys.stdout) -> None:
-    """One line per claim: the status, the controls' verdicts, seeds and time."""
-    arms = ""
-    if s.control is not None:
-        arms += f"; negative {s.control.verdict}"
-    if s.positive is not None:
-        arms += f"; positive {s.positive.verdict}"
-    print(f"  {s.status:<16}{arms:<36} {s.id} ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s)", file=stream, flush=True)
+def show_summary(s: ClaimSummary) -> None:
+    """One line per claim: the status, the id, the controls' verdicts, seeds and time."""
+    arms = "".join(f"; {label} {a.verdict}" for label, a in (("negative", s.control), ("positive", s.positive)) if a)
+    print(f"  {s.status:<14} {s.id} ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s{arms})", flush=True)
 
 
 def plan_jobs(
@@ -225,9 +223,9 @@ def reproduce(
     return result
 
 
-def _probe_printer(stream=sys.stderr):
+def _probe_printer():
     def starting(m: Mechanism) -> None:
-        print(f"  probing       mechanism {m.name}", file=stream, flush=True)
+        print(f"  probing       mechanism {m.name}", file=sys.stderr, flush=True)
 
     return starting
 

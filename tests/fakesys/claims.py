@@ -103,19 +103,19 @@ def _mse_gain(rng: np.random.Generator, reps: int, arm: Arm) -> tuple[float, flo
 
 @claim(
     "fakesys/mean-beats-median-v2",
-    statement="on Gaussian data the sample mean has a lower squared error than the sample median "
-    "(paired over the same draws; judged by the 95 % interval over seeds)",
+    statement="on Gaussian data (n = 25) the sample mean's squared error is lower than the sample median's by more "
+    "than 0.01, half the 2/pi efficiency gap (paired over the same draws; judged by the 95 % interval over seeds)",
     paper="Sec. 2 (efficiency of the mean)",
     control="A/A: a second median on its own fresh draws in the mean's place (the difference scatters around 0)",
     positive="the median shrunk by sqrt(2/pi), so its MSE is the claimed 2/pi of the median's",
     mechanisms=("averaging",),
-    judge=Interval("MSE(median) - MSE(mean)", above=0.0),
+    judge=Interval("MSE(median) - MSE(mean)", above=0.01),
 )
 def mean_beats_median(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     rng = np.random.default_rng(seed)
-    gain, mse, mse_median = _mse_gain(rng, 200 if scale is Scale.SMOKE else 2000, arm)
+    gain, mse, mse_median = _mse_gain(rng, 2000 if scale is Scale.SMOKE else 20_000, arm)
     return ClaimResult(
-        "holds" if gain > 0 else "fails",
+        "holds" if gain > 0.01 else "fails",
         measured={"MSE(median) - MSE(mean)": gain, "MSE(mean)": mse},
         paper={"efficiency of the median": "2/pi"},
         baselines={"MSE(median)": mse_median},

@@ -59,7 +59,7 @@ def no_positive(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
 def _blind(seed: int) -> dict[str, float]:
     """A 'contiguity' that scores everything near 1: a code that fires everywhere is called contiguous."""
     rng = np.random.default_rng(seed)
-    return {"truth": 1.0, "scattered": 0.875 + 0.01 * rng.random(), "null": 1.0 - 1e-9}
+    return {"truth": 1.0, "scattered": 0.875 + 0.01 * rng.random(), "null": 1.0}
 
 
 blind_measure = MeasureCheck("contiguity", _blind, null_band=(0.0, 0.6))
