@@ -97,8 +97,11 @@ def _progress_printer():
 
 def show_summary(s: ClaimSummary) -> None:
     """One line per claim: the status, the id, the controls' verdicts, seeds and time."""
+    from icml26.report import format_number
+
     arms = "".join(f"; {label} {a.verdict}" for label, a in (("negative", s.control), ("positive", s.positive)) if a)
-    print(f"  {s.status:<14} {s.id} ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s{arms})", flush=True)
+    probes = "".join(f"; {p['name']} {format_number(p['mean'])} ({'live' if p['live'] else 'inert'})" for p in s.probes)
+    print(f"  {s.status:<14} {s.id} ({len(s.seeds)} seeds, {s.wall_time_s:.1f} s{arms}{probes})", flush=True)
 
 
 def plan_jobs(
