@@ -40,10 +40,15 @@ VARIABLES = ["vorticity", "tracer"]
 #: ``mae``: the same steps and schedule on the stage-1 MAE loss (CRPS switched off; the batch is M times
 #: larger, so each step sees as many samples as the M-member CRPS step: compute-matched);
 #: ``scratch``: the paper's CRPS stage, but from random weights instead of the stage-1 warm start;
+#: ``mae_twin``: the same compute-matched MAE stage again, on its own seed stream (another minibatch order and
+#: other dropout masks): an independent twin of the comparator, the A/A arm of the claims' negative controls;
 #: ``skip``: no stage 2, U-Cast keeps the stage-1 weights (it is then the MC-dropout baseline);
 #: ``untrained``: no training at all, a randomly initialised network (its output layer too, which
 #: :class:`UNet` zero-initialises so that an untrained U-Cast would be the persistence forecast).
-STAGE2 = ("crps", "mae", "scratch", "skip", "untrained")
+STAGE2 = ("crps", "mae", "mae_twin", "scratch", "skip", "untrained")
+
+#: Offset of the twin's training seed: independent of the comparator's (``seed + 10_000``).
+_TWIN_SEED = 40_000
 
 #: Offset of the forecast phase's seeds (one per ensemble; see :func:`run_experiment`).
 _FORECAST_SEED = 7_777_777
@@ -170,8 +175,8 @@ def stage2(
         warm.net.head[-1].reset_parameters()  # PyTorch's default random init instead of zeros
     if variant in ("skip", "untrained"):
         return warm.eval(), [], time.perf_counter() - t0
-    cfg = stage2_config(s1.preset, variant, members, steps)
-    model, hist = train_stage(warm, s1.z_train, cfg, seed=seed + 10_000)
+    cfg = stage2_config(s1.preset, "mae" if variant == "mae_twin" else variant, members, steps)
+    model, hist = train_stage(warm, s1.z_train, cfg, seed=seed + (_TWIN_SEED if variant == "mae_twin" else 10_000))
     return model, hist, time.perf_counter() - t0
 
 
@@ -184,13 +189,19 @@ def run_experiment(
     members: int | None = None,
     steps: int | None = None,
     dropout: float | None = None,
+    comparator_handicap: float = 1.0,
 ) -> ExperimentResult:
     """Run (or return the cached) experiment for ``preset_name`` and ``seed``.
 
     ``stage2_variant`` is one of :data:`STAGE2` (``crps``: the paper's recipe; the others are the claims'
-    negative controls); ``members``/``steps``/``dropout`` as in :func:`stage2`. The compute-matched
-    comparator (``mae_continued``) always uses the same steps, members and dropout rate.
+    controls); ``members``/``steps``/``dropout`` as in :func:`stage2`. The compute-matched comparator
+    (``mae_continued``) always uses the same steps, members and dropout rate. ``comparator_handicap`` c >= 1
+    inflates the comparator's errors before scoring, x -> truth + c (x - truth) for every member, which
+    multiplies its CRPS, ensemble-mean RMSE and spread by exactly c (the claims' positive controls plant a
+    known gain this way; 1 leaves it as trained).
     """
+    if not comparator_handicap >= 1.0:
+        raise ValueError(f"comparator_handicap must be >= 1, got {comparator_handicap}")
     if stage2_variant not in STAGE2:
         raise ValueError(f"stage2 must be one of {STAGE2}, got {stage2_variant!r}")
     s1 = stage1(preset_name, seed)
@@ -220,6 +231,9 @@ def run_experiment(
         "ic_perturbed": seeded(2, det, z_prev, z_cur, m, s, dropout=False, init_noise=init_noise),
     }
     timings["rollouts_s"] = time.perf_counter() - t0
+    if comparator_handicap != 1.0:  # (M, S, N, C, H, W) around the truth (S, N, C, H, W)
+        truth_t = torch.as_tensor(truth, dtype=fc["mae_continued"].dtype).transpose(0, 1)
+        fc["mae_continued"] = truth_t + comparator_handicap * (fc["mae_continued"] - truth_t)
     det_fc = rollout(det, z_prev, z_cur, 1, s, dropout=False)[0].transpose(0, 1).numpy()  # (N, S, C, H, W)
 
     def summary(sc: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
