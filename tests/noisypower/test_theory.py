@@ -1,4 +1,5 @@
-"""The v2 claims' measures on ground truth: bisection thresholds, Chebyshev predictions, the new adversaries."""
+"""The claims' measures on ground truth: bisection thresholds, Chebyshev predictions (the bound and the exact
+tangent), the adversaries, and the v3 measure checks."""
 
 import functools
 
@@ -11,6 +12,7 @@ from icml26.noisypower.method import sin_theta
 from icml26.noisypower.noise import AlternatingNoise, EarlyOnlyNoise
 from icml26.noisypower.theory import (
     chebyshev_iterations,
+    exact_chebyshev_iterations,
     largest_tolerated,
     textbook_chebyshev_iterations,
     tolerated_noise,
@@ -81,6 +83,30 @@ def test_chebyshev_prediction_bounds_a_block_run():
     assert chebyshev_iterations(vals[::-1], vecs[:, ::-1], X0, 3, 1e-7) >= res.n_iter
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_chebyshev_count_is_anpms_count_for_a_block(seed):
+    """k = 4: the exact tangent of p_t(A) X_0 (both diagonals) gives ANPM's iterations to +-1 at every gap, and
+    never more than the bound, which charges every top direction at lambda_k."""
+    rng = np.random.default_rng(seed)
+    for gap_ratio in (0.8, 0.95, 0.99):
+        P = dense_problem(80, 4, gap_ratio, seed=rng)
+        X0 = rng.standard_normal((80, 4))
+        res = accelerated_noisy_power_method(P.A, 4, lambda_next=P.eigvals[4], tol=1e-7, X0=X0, reference=P.U)
+        vals, vecs = np.linalg.eigh(P.A)
+        exact = exact_chebyshev_iterations(vals[::-1], vecs[:, ::-1], X0, 4, 1e-7)
+        assert abs(res.n_iter - exact) <= 1
+        assert exact <= chebyshev_iterations(vals[::-1], vecs[:, ::-1], X0, 4, 1e-7)
+
+
+def test_exact_chebyshev_count_equals_the_bound_for_one_vector():
+    rng = np.random.default_rng(4)
+    P = dense_problem(60, 1, 0.97, seed=rng)
+    X0 = rng.standard_normal((60, 1))
+    vals, vecs = np.linalg.eigh(P.A)
+    args = (vals[::-1], vecs[:, ::-1], X0, 1, 1e-8)
+    assert abs(exact_chebyshev_iterations(*args) - chebyshev_iterations(*args)) <= 1
+
+
 def test_new_adversaries():
     P = dense_problem(30, 2, 0.9, seed=np.random.default_rng(1))
     rng = np.random.default_rng(0)
@@ -122,6 +148,10 @@ def test_theory_and_adversaries_refuse_bad_input():
         chebyshev_iterations(vals, vecs, X0, 30, 1e-6)
     with pytest.raises(ValueError, match="1 <= k < d"):
         chebyshev_iterations(vals, vecs, X0[:, :1], 2, 1e-6)
+    with pytest.raises(ValueError, match="descending"):
+        exact_chebyshev_iterations(vals[::-1], vecs, X0, 2, 1e-6)
+    with pytest.raises(ValueError, match="eps"):
+        exact_chebyshev_iterations(vals, vecs, X0, 2, 1.5)
     with pytest.raises(ValueError, match="lambda_k > lambda_"):
         textbook_chebyshev_iterations(1.0, 0.5, 0.9, 1e-6)
     with pytest.raises(ValueError, match="tan0"):

@@ -1,30 +1,35 @@
-"""The paper's headline claims, executable on synthetic matrices with exactly known spectra.
+"""The paper's headline claims, executable on synthetic matrices with exactly known spectra (contract v3).
 
 Theorems of the paper are checked in their measurable form (reconstructions, see the README):
 
-- ``accelerated-rate-v2``: iterations to ``sin theta <= 1e-6`` over a gap sweep scale like ``1/sqrt(Delta)``
+- ``accelerated-rate-v3``: iterations to ``sin theta <= 1e-6`` over a gap sweep scale like ``1/sqrt(Delta)``
   for ANPM (``1/Delta`` for NPM); no momentum on a grid around ``lambda_{k+1}^2/4`` does better by more than
-  10 %, and the iterations are those the Chebyshev analysis predicts (within 10 %).
-- ``noise-tolerance-v2``: the largest noise ANPM tolerates (bisection, four adversaries) scales like
-  ``Delta^1`` (the paper's ``eps (lambda_k - lambda_{k+1})``), not ``Delta^1.5`` (the earlier bound), while
-  its iterations stay accelerated.
+  10 %, and the iterations are the Chebyshev analysis's exact count (within 10 %).
+- ``noise-tolerance-v3``: under noise at 0.9 x ``eps (lambda_k - lambda_{k+1})`` (the paper's order) from the
+  worst of four adversaries, ANPM's iteration count still scales like ``1/sqrt(Delta)``.
 - ``decentralized-acceleration-v2``: communication rounds grow like ``(1/Delta)^{1/2}`` for the accelerated
   method and faster for DeEPCA, on ring, grid and Erdos-Renyi graphs, each at its best gossip rounds per
   iteration.
 - ``matches-reference-v1`` (a correctness check of the implementation, not a claim of the paper): the subspace
   agrees with ``scipy.linalg.eigh`` / ``scipy.sparse.linalg.eigsh``.
-"""
+
+Every claim runs three arms (``Arm``) on the same problems; each arm draws its random starts (and random
+noise) from its own stream, so a negative control is an A/A run, never the claim arm reused. ``MECHANISMS``
+probes the momentum, the subspace tracking and the decentralized momentum; ``MEASURES`` validates the rate
+exponent and ``sin theta`` both ways."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 
 import numpy as np
 import scipy.linalg
+import scipy.stats
 from scipy.sparse.linalg import eigsh
 
-from icml26.claims import ClaimResult, Interval, Scale, claim
+from icml26.claims import Arm, ClaimResult, Interval, MeasureCheck, Scale, claim, mechanism
 from icml26.noisypower.config import CENTRALIZED, DECENTRALIZED
 from icml26.noisypower.data import dense_problem, local_covariances, sparse_problem
 from icml26.noisypower.decentralized import decentralized_pca
@@ -38,7 +43,7 @@ from icml26.noisypower.noise import (
     noise_bound,
     xu_noise_bound,
 )
-from icml26.noisypower.theory import chebyshev_iterations, textbook_chebyshev_iterations, tolerated_noise
+from icml26.noisypower.theory import exact_chebyshev_iterations, textbook_chebyshev_iterations
 
 
 def _expected_stalls(func):
@@ -69,35 +74,149 @@ def _figure():
     return plt.subplots(figsize=(5.5, 4))
 
 
+#: Arms draw their own random starts (and noise) from their own stream: an A/A control never reuses the
+#: claim arm's start bit-for-bit, so its statistics scatter instead of tying exactly.
+_ARM_STREAM = {Arm.CLAIM: 0, Arm.NEGATIVE: 1, Arm.POSITIVE: 2}
+
+
+def _arm_rng(seed: int, arm: Arm, *salt: int) -> np.random.Generator:
+    """The random stream of one arm of one seed (starts, random noise), independent of the problem stream."""
+    return np.random.default_rng([seed, _ARM_STREAM[arm], *salt])
+
+
+@functools.lru_cache(maxsize=64)
+def _momentum_speedup(scale: Scale, seed: int) -> dict[str, float]:
+    """NPM's over ANPM's iterations to 1e-6 at lambda_{k+1}/lambda_k = 0.97 (exact products), and the same
+    speedup under the push adversary at 0.9 x eps (lambda_k - lambda_{k+1})."""
+    cfg = CENTRALIZED[scale.value]
+    rng = np.random.default_rng([seed, 97])
+    P = dense_problem(cfg.d, cfg.k, 0.97, seed=rng)
+    X0 = rng.standard_normal((cfg.d, cfg.k))
+    lam_k, lam_next = float(P.eigvals[cfg.k - 1]), float(P.eigvals[cfg.k])
+    push = AdversarialNoise(0.9 * noise_bound(lam_k, lam_next, cfg.eps), P.top[:, cfg.k - 1], P.top[:, cfg.k])
+    out = {}
+    for label, noise in (("exact", None), ("push", push)):
+        common = dict(tol=cfg.eps, reference=P.U, X0=X0, max_iter=50_000, noise=noise, seed=seed)
+        n_anpm = accelerated_noisy_power_method(P.A, cfg.k, beta=lam_next**2 / 4, **common).iterations_to(cfg.eps)
+        n_npm = noisy_power_method(P.A, cfg.k, **common).iterations_to(cfg.eps)
+        out[label] = (n_npm or np.inf) / (n_anpm or np.inf)
+    return {"momentum": out["exact"], "NPM/ANPM iterations under the push at 0.9 x bound": out["push"]}
+
+
+@mechanism(
+    "momentum",
+    component="ANPM's heavy-ball momentum beta X_{t-1} R_t^{-1}, beta = lambda_{k+1}^2 / 4",
+    measures="NPM's iterations / ANPM's to sin theta <= 1e-6 at lambda_{k+1}/lambda_k = 0.97 (sqrt(1/Delta) ~ 5.8 "
+    "by theory); also reported under the push adversary at 0.9 x eps (lambda_k - lambda_{k+1})",
+    above=2.0,
+)
+@_expected_stalls
+def momentum(scale: Scale, seed: int) -> dict[str, float]:
+    return _momentum_speedup(scale, seed)
+
+
+#: FastMix rounds per iteration the decentralized probes sweep (each method at its best; momentum needs more
+#: rounds than DeEPCA on larger rings, see the README).
+_PROBE_ROUNDS = (2, 3, 4, 6, 8, 12, 16, 24)
+
+
+@functools.lru_cache(maxsize=64)
+def _decentralized_probe(scale: Scale, seed: int) -> dict[str, float]:
+    """On a ring at the smallest gap of the scale's sweep: the naive gossip power method's lowest worst-node
+    sin theta over DeEPCA's (tracking), both at K = 8; and DeEPCA's rounds to eps over the accelerated
+    method's, each at its best K in ``_PROBE_ROUNDS``."""
+    cfg = DECENTRALIZED[scale.value]
+    rng = np.random.default_rng([seed, 98])
+    ratio = cfg.gap_ratios[-1]  # the smallest gap of the sweep, where momentum has most to gain
+    P = dense_problem(cfg.d, cfg.k, ratio, seed=rng)
+    A_local = local_covariances(P.A, cfg.n_nodes, heterogeneity=cfg.heterogeneity, seed=rng)
+    X0 = rng.standard_normal((cfg.d, cfg.k))
+    W = metropolis_weights(make_graph("ring", cfg.n_nodes))
+    common = dict(W=W, K=8, tol=cfg.eps, X0=X0, reference=P.U, strict=False, max_iter=cfg.max_iter)
+    floor = {
+        m: min(decentralized_pca(A_local, cfg.k, method=m, **common).history["sin_theta"]) for m in ("gossip", "deepca")
+    }
+    swept = dataclasses.replace(cfg, rounds=_PROBE_ROUNDS)
+    rounds = {m: _best_rounds(A_local, cfg.k, W, m, swept, X0, P.U)[0] or np.inf for m in ("deepca", "accelerated")}
+    return {
+        "tracking": float(np.log10(floor["gossip"] / max(floor["deepca"], 1e-300))),
+        "decentralized-momentum": rounds["deepca"] / rounds["accelerated"],
+        "naive gossip's worst-node sin theta floor": floor["gossip"],
+    }
+
+
+@mechanism(
+    "tracking",
+    component="subspace tracking S_i <- FastMix(S_i + A_i X_i^t - A_i X_i^{t-1}) (DeEPCA's, kept by the "
+    "accelerated method)",
+    measures="log10(naive gossip's lowest worst-node sin theta / DeEPCA's), ring, K = 8, smallest gap of the sweep",
+    above=1.0,
+)
+@_expected_stalls
+def tracking(scale: Scale, seed: int) -> dict[str, float]:
+    out = _decentralized_probe(scale, seed)
+    return {
+        "tracking": out["tracking"],
+        "naive gossip's worst-node sin theta floor": out["naive gossip's worst-node sin theta floor"],
+    }
+
+
+@mechanism(
+    "decentralized-momentum",
+    component="the ANPM momentum applied locally to the tracked product (the paper's accelerated decentralized "
+    "algorithm, our reconstruction)",
+    measures="DeEPCA's rounds to worst-node sin theta <= 1e-6 / the accelerated method's, ring, smallest gap of "
+    "the sweep, each at its best K in {2, 3, 4, 6, 8, 12, 16, 24}",
+    above=1.5,
+)
+@_expected_stalls
+def decentralized_momentum(scale: Scale, seed: int) -> float:
+    return _decentralized_probe(scale, seed)["decentralized-momentum"]
+
+
 @claim(
-    "noisypower/accelerated-rate-v2",
+    "noisypower/accelerated-rate-v3",
     statement="ANPM (beta* = lambda_{k+1}^2/4) needs iterations to sin theta <= 1e-6 growing like (1/Delta)^b with "
     "b in (0.3, 0.7) over lambda_{k+1}/lambda_k in {0.5, 0.8, 0.9, 0.97, 0.99} (NPM: b ~ 1), and the rate cannot "
     "be improved: at every ratio >= 0.9 no momentum beta = lhat^2/4, lhat = lambda_{k+1} + s (lambda_k - "
     "lambda_{k+1}), s in {+-0.1, +-0.25, +-0.5}, reaches 1e-6 in fewer than 1/1.1 of beta*'s iterations, and "
-    "beta*'s iterations are within 10 % of the Chebyshev prediction",
+    "beta*'s iterations are within 10 % of the Chebyshev analysis's exact count (the tangent of p_t(A) X_0 with "
+    "both diagonals, not the bound of v2)",
     paper="main theorem (accelerated rate O(sqrt(lambda_k/(lambda_k - lambda_{k+1})) log 1/eps)); worst-case "
     "optimality of the rate; abstract",
-    control="momentum beta = 0 in place of beta* (same runs, same grid, same prediction): 'ANPM' becomes NPM, "
-    "its slope is ~1, grid momenta beat it many times over and it misses the Chebyshev count, so the claim must fail",
+    control="A/A: momentum beta = 0 in place of beta*, from the arm's own random start (same problems, grid and "
+    "prediction): 'ANPM' becomes NPM, its slope is ~1, grid momenta beat it many times over and it misses the "
+    "Chebyshev count, so the claim must fail",
+    positive="the theory's exact count in ANPM's place: the first t at which the exact Chebyshev tangent of "
+    "p_t(A) X_0 reaches 1e-6, from the arm's own start (grid and prediction from that start too): the accelerated "
+    "rate planted exactly, through the same slope fit, grid ratio and thresholds",
+    mechanisms=("momentum",),
     judge=(
         Interval("ANPM slope", above=0.3, below=0.7),
         Interval("worst beta*/best-grid iterations", below=1.1),
         Interval("worst |iterations / Chebyshev - 1|", below=0.1),
     ),
 )
-def accelerated_rate(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def accelerated_rate(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = CENTRALIZED[scale.value]
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # the problems: shared by the three arms
+    starts = _arm_rng(seed, arm)  # the starts: each arm its own
     k, eps = cfg.k, cfg.eps
     it_npm, it_anpm, grid_ratio, cheb_ratio, textbook = [], [], {}, {}, {}
     for g in cfg.gap_ratios:
         P = dense_problem(cfg.d, k, g, seed=rng)
         lam_k, lam_next = float(P.eigvals[k - 1]), float(P.eigvals[k])
-        X0 = rng.standard_normal((cfg.d, k))
+        X0 = starts.standard_normal((cfg.d, k))
         common = dict(tol=eps, reference=P.U, X0=X0, max_iter=50_000)
-        beta_star = 0.0 if control else lam_next**2 / 4  # the one line the control changes
-        n_star = accelerated_noisy_power_method(P.A, k, beta=beta_star, **common).n_iter
+        vals, vecs = np.linalg.eigh(P.A)  # (d,), (d, d) ascending; exact up to rounding
+        vals, vecs = vals[::-1], vecs[:, ::-1]
+        # Chebyshev's exact count: X_t spans p_t(A) X0, p_t = (lambda_{k+1}/2)^t U_t(x / lambda_{k+1})
+        predicted = exact_chebyshev_iterations(vals, vecs, X0, k, eps)
+        if arm is Arm.POSITIVE:  # the accelerated rate planted: the theory's exact count in ANPM's place
+            n_star = predicted
+        else:
+            beta_star = 0.0 if arm is Arm.NEGATIVE else lam_next**2 / 4  # the one line the control changes
+            n_star = accelerated_noisy_power_method(P.A, k, beta=beta_star, **common).n_iter
         it_anpm.append(n_star)
         it_npm.append(noisy_power_method(P.A, k, **common).n_iter)
         if g < cfg.asymptotic_ratio:
@@ -109,9 +228,6 @@ def accelerated_rate(scale: Scale, seed: int, control: bool = False) -> ClaimRes
             res = accelerated_noisy_power_method(P.A, k, beta=lhat**2 / 4, **common)
             grid.append(res.n_iter if res.converged else np.inf)
         grid_ratio[g] = n_star / min(grid)
-        # Chebyshev prediction: X_t spans p_t(A) X0, p_t = (lambda_{k+1}/2)^t U_t(x / lambda_{k+1})
-        vals, vecs = np.linalg.eigh(P.A)  # (d,), (d, d) ascending; exact up to rounding
-        predicted = chebyshev_iterations(vals[::-1], vecs[:, ::-1], X0, k, eps)
         cheb_ratio[g] = n_star / predicted
         s0 = sin_theta(np.linalg.qr(X0)[0], P.U)
         textbook[g] = n_star / textbook_chebyshev_iterations(s0 / np.sqrt(1 - s0**2), lam_k, lam_next, eps)
@@ -121,9 +237,8 @@ def accelerated_rate(scale: Scale, seed: int, control: bool = False) -> ClaimRes
     holds = 0.3 < s_anpm < 0.7 and worst_grid < 1.1 and worst_cheb < 0.1
     fig, ax = _figure()
     ax.loglog(inv_gap, it_npm, "o-", label=f"NPM (slope {s_npm:.2f})")
-    ax.loglog(
-        inv_gap, it_anpm, "s-", label=f"ANPM, beta = {'0' if control else 'lambda_(k+1)^2/4'} (slope {s_anpm:.2f})"
-    )
+    label = {Arm.CLAIM: "ANPM, beta = lambda_(k+1)^2/4", Arm.NEGATIVE: "ANPM, beta = 0", Arm.POSITIVE: "theory"}[arm]
+    ax.loglog(inv_gap, it_anpm, "s-", label=f"{label} (slope {s_anpm:.2f})")
     ax.set_xlabel("1 / Delta,  Delta = 1 - lambda_(k+1)/lambda_k")
     ax.set_ylabel("iterations to sin theta <= 1e-6")
     ax.set_title(f"d={cfg.d}, k={k}, exact products")
@@ -138,7 +253,7 @@ def accelerated_rate(scale: Scale, seed: int, control: bool = False) -> ClaimRes
             f"ANPM iterations at {last}": it_anpm[-1],
             f"NPM/ANPM iterations at {last}": it_npm[-1] / it_anpm[-1],
             **{f"beta*/best-grid iterations at {g}": r for g, r in grid_ratio.items()},
-            **{f"iterations / Chebyshev prediction at {g}": r for g, r in cheb_ratio.items()},
+            **{f"iterations / Chebyshev count at {g}": r for g, r in cheb_ratio.items()},
             **{f"iterations / textbook Chebyshev bound at {g}": r for g, r in textbook.items()},
         },
         paper={"rate": "accelerated; worst-case optimal (cannot be improved)"},
@@ -173,149 +288,122 @@ def _adversary(name: str, level: float, P, k: int, early_until: int):
     raise ValueError(f"unknown adversary {name!r}")
 
 
-def _thresholds(solve, P, k: int, cfg, seed: int) -> tuple[int, dict[str, float], list[str]]:
-    """Noiseless iterations, per adversary the largest tolerated noise level (bisection), and the adversaries
-    whose bracket could not be closed (their level is capped)."""
-    lam_k, lam_next = float(P.eigvals[k - 1]), float(P.eigvals[k])
-    n0 = solve(noise=None, tol=cfg.eps, max_iter=200_000, seed=seed).iterations_to(cfg.eps)
-    out, censored = {}, []
-    for name in ADVERSARIES:
-        level, cut = tolerated_noise(
-            solve,
-            lambda lv, name=name: _adversary(name, lv, P, k, max(1, n0 // 2)),
-            eps=cfg.eps,
-            noiseless_iterations=n0,
-            start=noise_bound(lam_k, lam_next, cfg.eps),
-            slack=cfg.tolerance_slack,
-            steps=cfg.bisection_steps,
-            seed=seed,
-        )
-        out[name] = level
-        if cut:
-            censored.append(name)
-    return n0, out, censored
-
-
-#: NPM's noiseless iterations and thresholds per (config, seed, gap ratio): the claim and its control run the
-#: same baseline on the same seeds, so the control reuses it (the problem and start are drawn identically).
-#: Keyed on the frozen config itself, not the scale's name, so an edited config never reuses stale results.
-_NPM_THRESHOLDS: dict[tuple[object, int, float], tuple[int, dict[str, float], list[str]]] = {}
-
-
 def _log_slope(x, y) -> float:
     """Least-squares slope of ``log y`` against ``log x``; NaN when some ``y`` is not positive and finite."""
     y = np.asarray(y, dtype=float)
     return _slope(x, y) if np.all(np.isfinite(y)) and np.all(y > 0) else float("nan")
 
 
+def _noisy_iterations(solve, noise, n0: int, cfg, seed: int) -> tuple[int, bool]:
+    """Iterations to eps under ``noise``; a run that has not reached it within ``max_slowdown`` x the noiseless
+    count is censored there (counted at that budget, finite, and reported)."""
+    budget = max(1, int(cfg.max_slowdown * n0))
+    n = solve(noise=noise, tol=cfg.eps, max_iter=budget, seed=seed).iterations_to(cfg.eps)
+    return (budget, True) if n is None else (n, False)
+
+
 @claim(
-    "noisypower/noise-tolerance-v2",
-    statement="The largest noise level under which ANPM still reaches sin theta <= 1e-6 within 1.3x its noiseless "
-    "iterations (bisection; worst of four adversaries: push along u_{k+1}, random, push with alternating sign, push "
-    "in the first half only), over lambda_{k+1}/lambda_k in {0.9, 0.97, 0.99, 0.997}, scales like Delta^a with "
-    "a in (0.75, 1.25) - the paper's eps (lambda_k - lambda_{k+1}) condition (a = 1), not the earlier "
-    "eps (lambda_k - lambda_{k+1}) sqrt(Delta) (a = 1.5) - while those noiseless iterations grow like "
-    "(1/Delta)^b with b in (0.3, 0.7): the accelerated rate survives noise of the non-accelerated method's order",
-    paper="main theorem (noise conditions, 'much milder' than the earlier analysis) and their optimality; abstract",
-    control="momentum beta = 0 in ANPM (every run): 'ANPM' becomes NPM, which tolerates noise of the same "
-    "Delta^1 order but needs (1/Delta)^1 iterations, so the iteration slope leaves (0.3, 0.7) and the claim must fail",
-    by_construction="review (referee, v2): the tolerated-noise half holds by how the adversary and the bisection were "
-    "built. The worst adversary is always the push, whose error floor level / (lambda_k - lambda_{k+1}) is the same "
-    "for any momentum (the momentum term is parallel to X at the fixed point); bisection starts at eps (lambda_k - "
-    "lambda_{k+1}) and any linearly converging method reaches eps within 1.3x its noiseless count one bisection step "
-    "below it, so the slope is exactly 1.00 with zero spread for ANPM, NPM and the control alike. The other half is "
-    "the noiseless iteration slope (accelerated-rate-v2's measurement), the only key the control breaks; no judged "
-    "key counts ANPM's iterations under noise.",
+    "noisypower/noise-tolerance-v3",
+    statement="Under per-iteration noise of norm 0.9 x eps (lambda_k - lambda_{k+1}) - the paper's milder order, "
+    "3 to 18x the earlier eps (lambda_k - lambda_{k+1}) sqrt(Delta) at these gaps - from the worst of four "
+    "adversaries (push along u_{k+1}, random, push with alternating sign, push in the first half only), ANPM's "
+    "iterations to sin theta <= 1e-6 over lambda_{k+1}/lambda_k in {0.9, 0.97, 0.99, 0.997} grow like "
+    "(1/Delta)^b with b in (0.3, 0.7), and stay below 1.5x its noiseless iterations at every gap: the accelerated "
+    "rate survives noise of the non-accelerated method's order",
+    paper="main theorem (noise conditions, 'much milder' than the earlier analysis); abstract",
+    control="A/A: momentum beta = 0 (NPM in ANPM's place) from the arm's own start and noise draws, same noise "
+    "levels and adversaries: its iteration slope under noise is ~1, so the claim must fail",
+    positive="the noise held to 0.9 x the earlier analysis's eps (lambda_k - lambda_{k+1}) sqrt(Delta), under which "
+    "acceleration was already guaranteed (Xu 2023): the accelerated count under noise planted by a known "
+    "theorem, through the same runs, adversaries, slope fit and thresholds",
+    mechanisms=("momentum",),
     judge=(
-        Interval("ANPM tolerated-noise slope, worst adversary", above=0.75, below=1.25),
-        Interval("ANPM iteration slope", above=0.3, below=0.7),
+        Interval("ANPM iteration slope under noise, worst adversary", above=0.3, below=0.7),
+        Interval("worst ANPM noisy / noiseless iterations", below=1.5),
     ),
 )
 @_expected_stalls
-def noise_tolerance(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def noise_tolerance(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = CENTRALIZED[scale.value]
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # the problems: shared by the three arms
+    starts = _arm_rng(seed, arm)  # starts and random-noise draws: each arm its own
+    noise_seed = int(starts.integers(2**31))
     k, d = cfg.k, cfg.tolerance_d
     gaps = np.asarray(cfg.tolerance_gaps)
     delta = 1.0 - gaps  # Delta = 1 - lambda_{k+1} / lambda_k
     n0 = {"ANPM": [], "NPM": []}
-    tau = {m: {a: [] for a in ADVERSARIES} for m in n0}  # tolerated levels per method, adversary, gap
-    censored, paper_bound, xu_bound = [], [], []
+    noisy = {a: [] for a in ADVERSARIES}  # ANPM's iterations under each adversary, per gap
+    npm_push, censored, level_over_xu = [], [], []
     for g in gaps:
         P = dense_problem(d, k, float(g), seed=rng)
         lam_k, lam_next = float(P.eigvals[k - 1]), float(P.eigvals[k])
-        paper_bound.append(noise_bound(lam_k, lam_next, cfg.eps))
-        xu_bound.append(xu_noise_bound(lam_k, lam_next, cfg.eps))
-        X0 = rng.standard_normal((d, k))
-        beta = 0.0 if control else lam_next**2 / 4  # the one line the control changes
-        solvers = {
-            "ANPM": functools.partial(accelerated_noisy_power_method, P.A, k, beta=beta, X0=X0, reference=P.U),
-            "NPM": functools.partial(noisy_power_method, P.A, k, X0=X0, reference=P.U),
-        }
-        for method, solve in solvers.items():
-            key = (cfg, seed, float(g))
-            if method == "NPM" and key in _NPM_THRESHOLDS:  # the baseline does not depend on `control`
-                n, levels, cut = _NPM_THRESHOLDS[key]
-            else:
-                n, levels, cut = _thresholds(solve, P, k, cfg, seed)
-                if method == "NPM":
-                    _NPM_THRESHOLDS[key] = (n, levels, cut)
-            n0[method].append(n)
-            censored += [f"{method} {a} at {g:g}" for a in cut]
-            for a in ADVERSARIES:
-                tau[method][a].append(levels[a])
-    worst = {m: np.min([tau[m][a] for a in ADVERSARIES], axis=0) for m in tau}  # (n_gaps,) per method
-    slope = {m: {a: _log_slope(delta, tau[m][a]) for a in ADVERSARIES} for m in tau}
-    s_worst = {m: _log_slope(delta, worst[m]) for m in worst}
-    s_iter = {m: _log_slope(1.0 / delta, n0[m]) for m in n0}
-    holds = 0.75 < s_worst["ANPM"] < 1.25 and 0.3 < s_iter["ANPM"] < 0.7
+        bound = xu_noise_bound if arm is Arm.POSITIVE else noise_bound  # the one line the positive changes
+        level = cfg.noise_fraction * bound(lam_k, lam_next, cfg.eps)
+        level_over_xu.append(level / xu_noise_bound(lam_k, lam_next, cfg.eps))
+        X0 = starts.standard_normal((d, k))
+        beta = 0.0 if arm is Arm.NEGATIVE else lam_next**2 / 4  # the one line the negative control changes
+        anpm = functools.partial(accelerated_noisy_power_method, P.A, k, beta=beta, X0=X0, reference=P.U)
+        npm = functools.partial(noisy_power_method, P.A, k, X0=X0, reference=P.U)
+        for method, solve in (("ANPM", anpm), ("NPM", npm)):
+            n0[method].append(solve(tol=cfg.eps, max_iter=200_000, seed=noise_seed).iterations_to(cfg.eps))
+        for a in ADVERSARIES:
+            noise = _adversary(a, level, P, k, max(1, n0["ANPM"][-1] // 2))
+            n, cut = _noisy_iterations(anpm, noise, n0["ANPM"][-1], cfg, noise_seed)
+            noisy[a].append(n)
+            censored += [f"{a} at {g:g}"] if cut else []
+        push = _adversary("push", level, P, k, 0)
+        npm_push.append(_noisy_iterations(npm, push, n0["NPM"][-1], cfg, noise_seed)[0])
+    worst = np.max([noisy[a] for a in ADVERSARIES], axis=0)  # (n_gaps,) the worst adversary at each gap
+    worst_name = [ADVERSARIES[i] for i in np.argmax([noisy[a] for a in ADVERSARIES], axis=0)]
+    slowdown = worst / np.asarray(n0["ANPM"], dtype=float)
+    s_noisy = _log_slope(1.0 / delta, worst)
+    s_clean = {m: _log_slope(1.0 / delta, n0[m]) for m in n0}
+    holds = bool(0.3 < s_noisy < 0.7 and slowdown.max() < 1.5)
     fig, ax = _figure()
     for i, a in enumerate(ADVERSARIES):
-        ax.loglog(delta, tau["ANPM"][a], "o-", color=f"C{i}", label=f"ANPM, {a} (slope {slope['ANPM'][a]:.2f})")
-        ax.loglog(delta, tau["NPM"][a], "x--", color=f"C{i}", alpha=0.6, label=f"NPM, {a}")
-    ax.loglog(delta, paper_bound, "k-", lw=0.8, label="eps (lambda_k - lambda_(k+1)) [paper's order]")
-    ax.loglog(delta, xu_bound, "k:", lw=0.8, label="... x sqrt(Delta) [earlier bound]")
-    ax.set_xlabel("Delta = 1 - lambda_(k+1)/lambda_k")
-    ax.set_ylabel(f"largest tolerated ||G_t|| (eps reached within {cfg.tolerance_slack}x noiseless iterations)")
+        ax.loglog(1.0 / delta, noisy[a], "o-", color=f"C{i}", label=f"ANPM, {a}")
+    ax.loglog(1.0 / delta, n0["ANPM"], "k-", lw=0.8, label=f"ANPM noiseless (slope {s_clean['ANPM']:.2f})")
+    ax.loglog(1.0 / delta, npm_push, "x--", color="C5", label="NPM, push")
+    ax.set_xlabel("1 / Delta,  Delta = 1 - lambda_(k+1)/lambda_k")
+    ax.set_ylabel("iterations to sin theta <= 1e-6")
+    ax.set_title(f"noise {cfg.noise_fraction:g} x {'earlier bound' if arm is Arm.POSITIVE else 'paper bound'}")
     ax.legend(fontsize=6)
     small = f"{gaps[-1]:g}"
     measured = {
-        "ANPM tolerated-noise slope, worst adversary": s_worst["ANPM"],
-        "ANPM iteration slope": s_iter["ANPM"],
-        "ANPM - NPM tolerated-noise slope, worst adversary": s_worst["ANPM"] - s_worst["NPM"],
-        **{f"ANPM tolerated-noise slope, {a}": slope["ANPM"][a] for a in ADVERSARIES},
-        f"ANPM worst tolerated / eps (lambda_k - lambda_(k+1)) at {small}": worst["ANPM"][-1] / paper_bound[-1],
-        f"ANPM worst tolerated / earlier bound at {small}": worst["ANPM"][-1] / xu_bound[-1],
-        f"ANPM noiseless iterations at {small}": n0["ANPM"][-1],
+        "ANPM iteration slope under noise, worst adversary": s_noisy,
+        "worst ANPM noisy / noiseless iterations": float(slowdown.max()),
+        "ANPM noiseless iteration slope": s_clean["ANPM"],
+        **{f"ANPM iteration slope under noise, {a}": _log_slope(1.0 / delta, noisy[a]) for a in ADVERSARIES},
+        f"ANPM noisy iterations at {small}, worst adversary": float(worst[-1]),
+        f"noise level / earlier bound at {small}": level_over_xu[-1],
+        "gaps where the push is the worst adversary": float(sum(w == "push" for w in worst_name)),
     }
     baselines = {
-        "NPM tolerated-noise slope, worst adversary": s_worst["NPM"],
-        "NPM iteration slope": s_iter["NPM"],
-        **{f"NPM tolerated-noise slope, {a}": slope["NPM"][a] for a in ADVERSARIES},
-        f"NPM worst tolerated / eps (lambda_k - lambda_(k+1)) at {small}": worst["NPM"][-1] / paper_bound[-1],
-        f"NPM noiseless iterations at {small}": n0["NPM"][-1],
+        "NPM noiseless iteration slope": s_clean["NPM"],
+        "NPM iteration slope under the push": _log_slope(1.0 / delta, npm_push),
+        f"NPM iterations under the push at {small}": float(npm_push[-1]),
     }
     reason = (
         ""
         if holds
-        else (
-            f"worst-adversary tolerated-noise slope {s_worst['ANPM']:.2f} (need 0.75..1.25), iteration slope "
-            f"{s_iter['ANPM']:.2f} (need 0.3..0.7)"
-        )
+        else f"iteration slope under noise {s_noisy:.2f} (need 0.3..0.7), worst slowdown {slowdown.max():.2f} "
+        "(need < 1.5)"
     )
     if censored:
-        reason = (reason + "; " if reason else "") + f"level capped (bracket not closed): {', '.join(censored)}"
+        reason = (
+            reason + "; " if reason else ""
+        ) + f"eps not reached within {cfg.max_slowdown:g}x: {', '.join(censored)}"
     return ClaimResult(
         "holds" if holds else "fails",
         measured=measured,
-        paper={"noise conditions": "much milder than the earlier analysis; cannot be relaxed"},
+        paper={"noise conditions": "much milder than the earlier analysis; accelerated rate preserved"},
         elsewhere={
-            "tolerated-noise slope [reconstruction: eps (lambda_k - lambda_{k+1}), paper text not read]": 1.0,
-            "earlier analysis's tolerated-noise slope [Xu 2023, as our notes summarise it]": 1.5,
+            "tolerated noise [reconstruction: eps (lambda_k - lambda_{k+1}), paper text not read]": "order Delta^1",
+            "earlier analysis's tolerated noise [Xu 2023, as our notes summarise it]": "order Delta^1.5",
         },
         baselines=baselines,
         reason=reason,
-        figures={"tolerated-noise-vs-gap": fig},
+        figures={"iterations-under-noise-vs-gap": fig},
     )
 
 
@@ -345,10 +433,11 @@ def _best_rounds(A_local, k, W, method, cfg, X0, U, beta=None):
     return best, best_K, best_hist
 
 
-#: DeEPCA's best rounds and K per (config, seed, gap ratio, graph): the claim and its control run the same
-#: baseline on the same seeds (problems, splits, graphs and starts are drawn identically), so the control reuses it.
+#: DeEPCA's best rounds and K per (config, seed, gap ratio, graph, exact mixing): the claim and its negative
+#: control run the same baseline on the same seeds (problems, splits, graphs and the baseline's start are drawn
+#: identically), so the control reuses it; the positive arm's exact mixing is keyed apart.
 #: Keyed on the frozen config itself, not the scale's name, so an edited config never reuses stale results.
-_DEEPCA_ROUNDS: dict[tuple[object, int, float, str], tuple[int | None, int | None]] = {}
+_DEEPCA_ROUNDS: dict[tuple[object, int, float, str, bool], tuple[int | None, int | None]] = {}
 
 
 def _connected_graph(kind: str, n_nodes: int, p: float, rng: np.random.Generator):
@@ -370,34 +459,47 @@ def _connected_graph(kind: str, n_nodes: int, p: float, rng: np.random.Generator
     "0.995}: on ring, 2-D grid and Erdos-Renyi graphs the accelerated method's a is within 0.2 of 1/2 and at "
     "least 0.25 below DeEPCA's (theory: 1/2 vs 1)",
     paper="decentralized algorithm and its communication-complexity corollary (O(K / sqrt(Delta)) rounds); abstract",
-    control="momentum beta = 0 in the accelerated method: it becomes DeEPCA (same tracking, same K sweep), its "
-    "exponent is DeEPCA's and both intervals must fail",
+    control="A/A: momentum beta = 0 in the accelerated method, from the arm's own random start: it becomes DeEPCA "
+    "(same tracking, same K sweep) on an independent start, its exponent scatters around DeEPCA's and both "
+    "intervals must fail",
+    positive="exact averaging in place of gossip for both methods (W = 11^T / n on every graph, K swept as "
+    "before): the accelerated method is then ANPM and DeEPCA is NPM on the mean matrix, the theory's 1/2 vs 1 "
+    "planted, through the same rounds count, K sweep, exponent fit and thresholds",
+    mechanisms=("tracking", "decentralized-momentum"),
     judge=(
         Interval("worst |a_accelerated - 0.5| over graphs", below=0.2),
         Interval("min over graphs a_DeEPCA - a_accelerated", above=0.25),
     ),
 )
 @_expected_stalls
-def decentralized_acceleration(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def decentralized_acceleration(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = DECENTRALIZED[scale.value]
     rng = np.random.default_rng(seed)
+    own = _arm_rng(seed, arm)  # the negative control's own starts (the claim arm draws from rng, as in v1-v2)
     graphs = {g: metropolis_weights(_connected_graph(g, cfg.n_nodes, cfg.er_p, rng)) for g in cfg.graphs}
+    if arm is Arm.POSITIVE:  # the oracle mixing: one gossip round averages exactly, on every graph
+        graphs = {g: np.full((cfg.n_nodes, cfg.n_nodes), 1.0 / cfg.n_nodes) for g in graphs}
     rounds = {(m, g): [] for m in ("accelerated", "DeEPCA") for g in graphs}
     best_K = {(m, g): [] for m in ("accelerated", "DeEPCA") for g in graphs}
     for ratio in cfg.gap_ratios:
         P = dense_problem(cfg.d, cfg.k, ratio, seed=rng)
         A_local = local_covariances(P.A, cfg.n_nodes, heterogeneity=cfg.heterogeneity, seed=rng)
         X0 = rng.standard_normal((cfg.d, cfg.k))
-        beta = 0.0 if control else P.eigvals[cfg.k] ** 2 / 4  # the momentum the paper credits
+        X0_own = own.standard_normal((cfg.d, cfg.k)) if arm is Arm.NEGATIVE else X0
+        beta = 0.0 if arm is Arm.NEGATIVE else P.eigvals[cfg.k] ** 2 / 4  # the momentum the paper credits
+        exact = {}  # positive arm: the same exact-averaging run serves every graph
         for g, W in graphs.items():
-            for m, method, b in (("accelerated", "accelerated", beta), ("DeEPCA", "deepca", None)):
-                key = (cfg, seed, float(ratio), g)
-                if m == "DeEPCA" and key in _DEEPCA_ROUNDS:  # the baseline does not depend on `control`
+            for m, method, b, start in (("accelerated", "accelerated", beta, X0_own), ("DeEPCA", "deepca", None, X0)):
+                key = (cfg, seed, float(ratio), g, arm is Arm.POSITIVE)
+                if m == "DeEPCA" and key in _DEEPCA_ROUNDS:  # the baseline is the same in the claim and negative arm
                     r, K = _DEEPCA_ROUNDS[key]
+                elif arm is Arm.POSITIVE and m in exact:
+                    r, K = exact[m]
                 else:
-                    r, K, _ = _best_rounds(A_local, cfg.k, W, method, cfg, X0, P.U, beta=b)
+                    r, K, _ = _best_rounds(A_local, cfg.k, W, method, cfg, start, P.U, beta=b)
                     if m == "DeEPCA":
                         _DEEPCA_ROUNDS[key] = (r, K)
+                    exact[m] = (r, K)
                 rounds[m, g].append(r if r is not None else np.nan)
                 best_K[m, g].append(K if K is not None else np.nan)
     inv_gap = 1.0 / (1.0 - np.asarray(cfg.gap_ratios))
@@ -466,12 +568,14 @@ def decentralized_acceleration(scale: Scale, seed: int, control: bool = False) -
     paper="correctness check of our implementation, not a claim of the paper (the subspace ANPM converges to)",
     control="the solvers stopped early, at residual 1e-4 instead of 1e-10: their subspace is not converged, so "
     "it must miss the 1e-8 agreement and the claim must fail",
+    positive="the exact answer in the solvers' place: the generator's eigenvectors, rotated by a random k x k "
+    "orthogonal matrix within the subspace, with the generator's eigenvalues (same comparison with scipy)",
 )
-def matches_reference(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def matches_reference(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = CENTRALIZED[scale.value]
     rng = np.random.default_rng(seed)
     k = cfg.k
-    tol = 1e-4 if control else 1e-10  # residual stopping of ANPM and NPM
+    tol = 1e-4 if arm is Arm.NEGATIVE else 1e-10  # residual stopping of ANPM and NPM
     worst_sin, worst_val, worst_peer = 0.0, 0.0, 0.0
     problems = [dense_problem(d, k, g, seed=rng) for d in cfg.reference_dims for g in (0.9, 0.95)]
     problems.append(sparse_problem(cfg.sparse_dim, k, gap_ratio=0.9, seed=rng))
@@ -484,9 +588,14 @@ def matches_reference(scale: Scale, seed: int, control: bool = False) -> ClaimRe
         vals, vecs = vals[order], vecs[:, order]
         worst_peer = max(worst_peer, sin_theta(vecs, P.U))
         for solver in (accelerated_noisy_power_method, noisy_power_method):
-            res = solver(P.A, k, tol=tol, seed=rng, max_iter=50_000)
-            worst_sin = max(worst_sin, sin_theta(res.basis, vecs))
-            worst_val = max(worst_val, float(np.max(np.abs(res.eigenvalues - vals) / np.abs(vals))))
+            if arm is Arm.POSITIVE:  # the oracle: the exact subspace in another basis, the exact eigenvalues
+                basis = P.U @ scipy.stats.ortho_group.rvs(k, random_state=rng)
+                eigenvalues = P.eigvals[:k]
+            else:
+                res = solver(P.A, k, tol=tol, seed=rng, max_iter=50_000)
+                basis, eigenvalues = res.basis, res.eigenvalues
+            worst_sin = max(worst_sin, sin_theta(basis, vecs))
+            worst_val = max(worst_val, float(np.max(np.abs(eigenvalues - vals) / np.abs(vals))))
     holds = worst_sin <= 1e-8 and worst_val <= 1e-9
     return ClaimResult(
         "holds" if holds else "fails",
@@ -497,4 +606,52 @@ def matches_reference(scale: Scale, seed: int, control: bool = False) -> ClaimRe
     )
 
 
+# --- measures, validated both ways -------------------------------------------------------------------------
+
+
+def _acceleration_exponent_check(seed: int) -> dict[str, float]:
+    """The claims' rate measure, 1 - (least-squares slope of log iterations against log 1/Delta) over the smoke
+    gap sweep, on: the truth (the exact Chebyshev count of ANPM at beta*, the theory's rate), ANPM with half the
+    momentum's lhat (a partial acceleration), and the null (NPM: no acceleration, exponent gain ~0)."""
+    cfg = CENTRALIZED["smoke"]
+    rng = np.random.default_rng([seed, 99])
+    counts = {"truth": [], "half momentum": [], "null": []}
+    for g in cfg.gap_ratios:
+        P = dense_problem(cfg.d, cfg.k, g, seed=rng)
+        X0 = rng.standard_normal((cfg.d, cfg.k))
+        vals, vecs = np.linalg.eigh(P.A)
+        counts["truth"].append(exact_chebyshev_iterations(vals[::-1], vecs[:, ::-1], X0, cfg.k, cfg.eps))
+        common = dict(tol=cfg.eps, reference=P.U, X0=X0, max_iter=50_000)
+        half = (0.5 * P.eigvals[cfg.k]) ** 2 / 4
+        counts["half momentum"].append(accelerated_noisy_power_method(P.A, cfg.k, beta=half, **common).n_iter)
+        counts["null"].append(noisy_power_method(P.A, cfg.k, **common).n_iter)
+    inv_gap = 1.0 / (1.0 - np.asarray(cfg.gap_ratios))
+    return {label: 1.0 - _slope(inv_gap, n) for label, n in counts.items()}
+
+
+def _sin_theta_check(seed: int) -> dict[str, float]:
+    """sin theta to the true top-k subspace (lower is better) of: the truth in another basis, the truth
+    perturbed by 1e-4, the truth with u_k swapped for u_{k+1}, and the null (a random k-dimensional subspace)."""
+    rng = np.random.default_rng([seed, 100])
+    P = dense_problem(100, 4, 0.9, seed=rng)
+    U, k = P.U, 4
+    swapped = np.column_stack([U[:, : k - 1], P.top[:, k]])
+    return {
+        "truth": sin_theta(U @ scipy.stats.ortho_group.rvs(k, random_state=rng), U),
+        "perturbed 1e-4": sin_theta(np.linalg.qr(U + 1e-4 * rng.standard_normal(U.shape))[0], U),
+        "u_k swapped for u_(k+1)": sin_theta(swapped, U),
+        "null": sin_theta(np.linalg.qr(rng.standard_normal(U.shape))[0], U),
+    }
+
+
+MEASURES = [
+    MeasureCheck(
+        "acceleration exponent: 1 - slope of log iterations vs log 1/Delta",
+        _acceleration_exponent_check,
+        null_band=(-0.15, 0.15),
+        margin=0.1,
+    ),
+    MeasureCheck("sin theta to the true subspace", _sin_theta_check, null_band=(0.9, 1.0), higher_is_better=False),
+]
+MECHANISMS = [momentum, tracking, decentralized_momentum]
 CLAIMS = [accelerated_rate, noise_tolerance, decentralized_acceleration, matches_reference]

@@ -9,6 +9,9 @@
   lambda_{k+1})`` (``U_t`` the Chebyshev polynomial of the second kind), so
   ``tan theta_t <= || diag(p_t(lambda_j) / p_t(lambda_k))_{j > k} Z ||_2`` with ``Z = C_perp C_k^{-1}`` the
   initial tangent matrix (``C = V^T X_0`` in the eigenbasis ``V``).
+- :func:`exact_chebyshev_iterations` — the same analysis without the bound: the tangent of ``p_t(A) X_0`` is
+  exactly ``|| diag(p_t(lambda_j))_{j > k} Z diag(p_t(lambda_i))_{i <= k}^{-1} ||_2`` (both diagonals), so in
+  exact arithmetic ANPM's iteration count *is* this prediction (the accelerated-rate claim's v3 measure).
 - :func:`textbook_chebyshev_iterations` — the usual spectrum-only form of the same bound,
   ``tan theta_t <= tan theta_0 (t + 1) / U_t(lambda_k / lambda_{k+1})`` (``|U_t| <= t + 1`` on ``[-1, 1]``).
 """
@@ -20,7 +23,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["chebyshev_iterations", "largest_tolerated", "textbook_chebyshev_iterations", "tolerated_noise"]
+__all__ = [
+    "chebyshev_iterations",
+    "exact_chebyshev_iterations",
+    "largest_tolerated",
+    "textbook_chebyshev_iterations",
+    "tolerated_noise",
+]
 
 
 def largest_tolerated(
@@ -124,7 +133,8 @@ def _check_rate_inputs(lam_k: float, lam_next: float, eps: float) -> None:
 def _u_ratios(x: np.ndarray, x_top: float, t_max: int) -> np.ndarray:
     """``U_t(x_j) / U_t(x_top)`` for ``t = 0 .. t_max`` (rows), by the three-term recurrence, rescaled each step.
 
-    ``x_top > 1`` (where ``U_t`` grows geometrically); the entries of ``x`` lie in ``[-1, 1]``.
+    ``x_top > 1`` (where ``U_t`` grows geometrically); the entries of ``x`` lie in ``[-x_top, x_top]``, so every
+    ratio stays bounded.
     """
     xs = np.concatenate([[x_top], x])
     prev, cur = np.zeros_like(xs), np.ones_like(xs)  # U_{-1}, U_0
@@ -137,13 +147,8 @@ def _u_ratios(x: np.ndarray, x_top: float, t_max: int) -> np.ndarray:
     return np.asarray(out)  # (t_max + 1, len(x))
 
 
-def chebyshev_iterations(
-    eigvals: np.ndarray, eigvecs: np.ndarray, X0: np.ndarray, k: int, eps: float, t_max: int = 100_000
-) -> int | None:
-    """First ``t`` at which the Chebyshev bound on ``tan theta_t`` of ANPM (``beta = lambda_{k+1}^2/4``) is <= eps.
-
-    ``eigvals`` (d,) descending with ``eigvecs`` (d, d) in the same order; ``X0`` (d, k) the start.
-    """
+def _tangent_start(eigvals, eigvecs, X0, k: int, eps: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Validated eigenvalues (descending) and the start's tangent matrix ``Z = C_perp C_k^{-1}`` ((d - k, k))."""
     eigvals, eigvecs, X0 = np.asarray(eigvals, dtype=float), np.asarray(eigvecs, dtype=float), np.asarray(X0)
     d = eigvals.shape[0]
     if eigvals.ndim != 1 or eigvecs.shape != (d, d) or X0.shape != (d, k) or not _is_count(k, 1) or k >= d:
@@ -157,12 +162,53 @@ def chebyshev_iterations(
     _check_rate_inputs(lam_k, lam_next, eps)
     C = eigvecs.T @ X0  # (d, k) start in the eigenbasis
     Z = np.linalg.solve(C[:k].T, C[k:].T).T  # (d - k, k) = C_perp C_k^{-1}, the initial tangent matrix
-    x = np.asarray(eigvals[k:], dtype=float) / lam_next  # in [0, 1]
+    return eigvals, Z, lam_k, lam_next
+
+
+def chebyshev_iterations(
+    eigvals: np.ndarray, eigvecs: np.ndarray, X0: np.ndarray, k: int, eps: float, t_max: int = 100_000
+) -> int | None:
+    """First ``t`` at which the Chebyshev bound on ``tan theta_t`` of ANPM (``beta = lambda_{k+1}^2/4``) is <= eps.
+
+    ``eigvals`` (d,) descending with ``eigvecs`` (d, d) in the same order; ``X0`` (d, k) the start.
+    """
+    eigvals, Z, lam_k, lam_next = _tangent_start(eigvals, eigvecs, X0, k, eps)
+    x = eigvals[k:] / lam_next  # in [0, 1]
     t_hi = 64
     while True:
         ratios = _u_ratios(x, lam_k / lam_next, min(t_hi, t_max))  # (t + 1, d - k)
         for t, r in enumerate(ratios):
             if np.linalg.norm(r[:, None] * Z, 2) <= eps:
+                return t
+        if t_hi >= t_max:
+            return None
+        t_hi *= 4
+
+
+def exact_chebyshev_iterations(
+    eigvals: np.ndarray, eigvecs: np.ndarray, X0: np.ndarray, k: int, eps: float, t_max: int = 100_000
+) -> int | None:
+    """First ``t`` at which ``sin theta(p_t(A) X_0, U_k) <= eps``: ANPM's exact-arithmetic iteration count.
+
+    With ``beta = lambda_{k+1}^2 / 4`` and exact products ``X_t`` spans ``p_t(A) X_0``, whose coefficients in
+    the eigenbasis are ``diag(p_t(lambda)) C``; its tangent matrix is therefore exactly
+    ``T_t = diag(p_t(lambda_j) / p_t(lambda_k))_{j > k} Z diag(p_t(lambda_k) / p_t(lambda_i))_{i <= k}``
+    and ``sin theta_t = tan / sqrt(1 + tan^2)`` with ``tan = ||T_t||_2``. Unlike :func:`chebyshev_iterations`
+    no top direction is charged at ``lambda_k``, so there is no slack to absorb: for ``k = 1`` both agree.
+    """
+    eigvals, Z, lam_k, lam_next = _tangent_start(eigvals, eigvecs, X0, k, eps)
+    x_perp = eigvals[k:] / lam_next  # in [0, 1]: p_t(lambda_j) / p_t(lambda_k) <= 1
+    tan_eps = eps / math.sqrt(1.0 - eps**2)
+    t_hi = 64
+    while True:
+        t_run = min(t_hi, t_max)
+        below = _u_ratios(x_perp, lam_k / lam_next, t_run)  # (t + 1, d - k)
+        # p_t(lambda_k) / p_t(lambda_i) for each top direction i <= k (1 for i = k), each by its own recurrence
+        above = np.column_stack(
+            [_u_ratios(np.array([lam_k / lam_next]), lam_i / lam_next, t_run)[:, 0] for lam_i in eigvals[:k]]
+        )  # (t + 1, k)
+        for t in range(t_run + 1):
+            if np.linalg.norm(below[t][:, None] * Z * above[t][None, :], 2) <= tan_eps:
                 return t
         if t_hi >= t_max:
             return None
