@@ -80,6 +80,61 @@ class AdaptiveSetpoint:
         return encode_action(self.cfg, _drag(obs, self.cfg), SCRIPTED_BIAS_MV, current, reimage)
 
 
+class TipOracle:
+    """A policy that reads the hidden tip state: the ground truth of the per-move cost measures.
+
+    It sets the calibrated push's coupling margin (``cfg.push_margin`` unless given) above the *current* tip
+    threshold ``env.u_tip`` (which no agent can observe) and keeps the rule's bias and imaging period, so it
+    never has to search for a changed tip. ``env`` is the (unwrapped) MoveMolecule or Assemble environment
+    the policy acts in.
+    """
+
+    def __init__(self, env, margin: float | None = None, image_every: int = 10):
+        self.env, self.margin, self.image_every = env, margin, image_every
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        cfg = self.env.cfg
+        margin = cfg.push_margin if self.margin is None else self.margin
+        current = SCRIPTED_BIAS_MV * 10 ** (self.env.u_tip + margin)
+        reimage = obs[7] * 20 >= self.image_every - 1e-6
+        return encode_action(cfg, _drag(obs, cfg), SCRIPTED_BIAS_MV, current, reimage)
+
+
+class IdleHandicap:
+    """``policy`` made to lose a known share of its STM actions: the handicap a positive control plants.
+
+    Before each of the policy's own actions, with probability ``fraction / (1 + fraction)``, it spends one
+    idle STM action (no drag, no image: the tip state may still change and the drift grows), so idle
+    actions are ``fraction`` of the policy's own ones on average. The policy never sees an idle action's
+    trace: it is shown the trace of its own last action (with the current goal offset and image age), so
+    its behaviour is otherwise unchanged.
+    """
+
+    def __init__(self, policy, cfg: EnvConfig, fraction: float = 0.1, seed: int = 0):
+        if not fraction >= 0:
+            raise ValueError(f"fraction must be non-negative; got {fraction}")
+        self.policy, self.cfg, self.fraction = policy, cfg, fraction
+        self.rng = np.random.default_rng(seed)
+        self.trace = np.zeros(5, dtype=np.float32)  # obs[2:7] after the policy's own last action
+        self.idle = False  # whether the last action was idle
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        obs = np.array(obs, dtype=np.float32)
+        if not obs[2:7].any():  # a fresh episode (reset clears the trace; an idle action never does, below)
+            self.idle = False
+        if self.idle:
+            obs[2:7] = self.trace  # the idle action's trace is hidden from the policy
+        else:
+            self.trace = obs[2:7].copy()
+        self.idle = bool(self.rng.random() < self.fraction / (1 + self.fraction))
+        if not self.idle:
+            return self.policy(obs)
+        margin = float(obs[5]) if abs(obs[5]) > 1e-3 else 1e-2  # never the exact nominal of a fresh trace
+        return encode_action(
+            self.cfg, np.zeros(2), SCRIPTED_BIAS_MV, SCRIPTED_BIAS_MV * 10 ** (self.cfg.u_nominal + margin)
+        )
+
+
 class RandomAgent:
     """Uniform random actions (the floor)."""
 

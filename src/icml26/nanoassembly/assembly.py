@@ -8,6 +8,7 @@ unfilled target.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import logging
@@ -20,7 +21,7 @@ import numpy as np
 from icml26._util.io import atomic_output, check_input_file
 from icml26.nanoassembly.data import MAX_SIDE
 from icml26.nanoassembly.planner import METRICS, Conflicts, assign, move_path, path_length, repair
-from icml26.nanoassembly.schedule import list_schedule, sat_schedule
+from icml26.nanoassembly.schedule import ScheduleInfeasibleError, list_schedule, sat_schedule
 
 SCHEDULERS = ("sat", "greedy")
 
@@ -156,6 +157,8 @@ def plan_assembly(
     repair_conflicts: bool = True,
     precedence: bool = True,
     scheduler: str = "sat",
+    target_of: np.ndarray | None = None,
+    tie_seed: int | None = None,
 ) -> Plan:
     """Plan the assembly of ``targets`` from molecules at ``starts``.
 
@@ -182,6 +185,17 @@ def plan_assembly(
     scheduler : {"sat", "greedy"}
         Minimum-makespan SAT layers (default) or greedy list scheduling (:func:`list_schedule`, the
         baseline: no optimality, and no blocking core when no schedule exists).
+    target_of : int array of shape (M,), optional
+        A given assignment (target index per molecule, -1 for surplus) in place of the optimal one, e.g. a
+        random one (a negative control); ``stats["optimal_distance"]`` stays the assignment optimum.
+    tie_seed : int, optional
+        Greedy scheduler only: break its priority ties at random with this seed (see :func:`list_schedule`).
+
+    Raises
+    ------
+    ScheduleInfeasibleError
+        When no schedule exists; its ``stats`` hold ``optimal_distance`` and the ``total_distance`` of the
+        (repaired) moves that could not be scheduled.
     """
     if scheduler not in SCHEDULERS:
         raise ValueError(f"scheduler must be one of {SCHEDULERS}; got {scheduler!r}")
@@ -201,7 +215,14 @@ def plan_assembly(
         if d.min() < 2 * half_width - 1e-9:
             raise ValueError(f"targets closer than the molecule footprint 2*half_width = {2 * half_width}")
     t0 = time.perf_counter()
-    target_of, optimum = assign(starts, targets, metric)
+    optimal_target_of, optimum = assign(starts, targets, metric)
+    if target_of is None:
+        target_of = optimal_target_of
+    else:
+        target_of = np.asarray(target_of, dtype=int)
+        given = target_of[target_of >= 0]
+        if target_of.shape != (len(starts),) or sorted(given.tolist()) != list(range(len(targets))):
+            raise ValueError("target_of must give each target to exactly one molecule (-1 for surplus ones)")
     t1 = time.perf_counter()
     rep = repair(starts, targets, target_of, shape, metric, half_width, max_iter=2000 if repair_conflicts else 0)
     t2 = time.perf_counter()
@@ -210,10 +231,15 @@ def plan_assembly(
         for j, leg in rep.conflicts.moves
     ]
     conflicts = rep.conflicts if precedence else Conflicts(moves=rep.conflicts.moves)
-    if scheduler == "sat":
-        steps, info = sat_schedule(conflicts, paths, half_width, n_tips, solver)
-    else:
-        steps, info = list_schedule(conflicts, paths, half_width, n_tips)
+    total = float(sum(path_length(p) for p in paths))
+    try:
+        if scheduler == "sat":
+            steps, info = sat_schedule(conflicts, paths, half_width, n_tips, solver)
+        else:
+            steps, info = list_schedule(conflicts, paths, half_width, n_tips, tie_seed)
+    except ScheduleInfeasibleError as exc:  # the distance of what could not be scheduled, for reports
+        exc.stats = {"optimal_distance": optimum, "total_distance": total}
+        raise
     t3 = time.perf_counter()
     order = np.lexsort((np.arange(len(steps)), steps))
     moves = [
@@ -222,7 +248,7 @@ def plan_assembly(
     ]
     stats = {
         "optimal_distance": optimum,
-        "total_distance": float(sum(path_length(p) for p in paths)),
+        "total_distance": total,
         "n_swaps": rep.n_swaps,
         "n_parkings": rep.n_parkings,
         "n_flips": rep.n_flips,
@@ -321,3 +347,86 @@ def _polylines_cross(p: np.ndarray, q: np.ndarray) -> bool:
             if orient(a, b, c) * orient(a, b, d) < 0 and orient(c, d, a) * orient(c, d, b) < 0:
                 return True
     return False
+
+
+# ------------------------------------------------------------------------------ a complete sequential planner
+def _target_depth(targets: np.ndarray) -> np.ndarray:
+    """Lattice steps (4-connected, through target sites) from each target to the nearest non-target site."""
+    sites = {tuple(t) for t in targets.tolist()}
+    depth = {s: 1 for s in sites if any((s[0] + dx, s[1] + dy) not in sites for dx, dy in _STEPS)}
+    frontier = list(depth)
+    while frontier:  # breadth-first from the rim inwards
+        nxt = []
+        for x, y in frontier:
+            for dx, dy in _STEPS:
+                s = (x + dx, y + dy)
+                if s in sites and s not in depth:
+                    depth[s] = depth[(x, y)] + 1
+                    nxt.append(s)
+        frontier = nxt
+    return np.array([depth[tuple(t)] for t in targets.tolist()])
+
+
+_STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1))
+
+
+def _free_path(start: tuple, goal: tuple, occupied: np.ndarray) -> np.ndarray | None:
+    """Shortest 4-connected lattice path from ``start`` to ``goal`` through free sites, as its corner
+    waypoints (K, 2); None when the goal cannot be reached."""
+    W, H = occupied.shape
+    parent = {start: None}
+    frontier = collections.deque([start])
+    while frontier:
+        x, y = frontier.popleft()
+        if (x, y) == goal:
+            break
+        for dx, dy in _STEPS:
+            s = (x + dx, y + dy)
+            if 0 <= s[0] < W and 0 <= s[1] < H and not occupied[s] and s not in parent:
+                parent[s] = (x, y)
+                frontier.append(s)
+    if goal not in parent:
+        return None
+    cells = [goal]
+    while parent[cells[-1]] is not None:
+        cells.append(parent[cells[-1]])
+    cells = np.array(cells[::-1])  # (L, 2), start first
+    if len(cells) <= 2:
+        return cells
+    turn = np.flatnonzero((np.diff(cells[:-1], axis=0) != np.diff(cells[1:], axis=0)).any(1)) + 1
+    return cells[np.r_[0, turn, len(cells) - 1]]  # keep only the corners
+
+
+def sequential_plan(starts, targets, shape: tuple[int, int], target_of: np.ndarray | None = None) -> Plan:
+    """A complete, slow planner: one molecule at a time, deepest target first, each along a shortest lattice
+    path through the sites free at that moment (breadth-first search).
+
+    Collision-free by construction (every corridor is empty when its move runs; one move per layer), at a
+    distance near the assignment optimum because the molecules keep their optimal targets and only detour
+    around molecules in the way. Filling the deepest targets first keeps the unfilled ones connected to
+    the outside. The known-good arm (positive control) of ``collision-free-plans``. Raises
+    :class:`ScheduleInfeasibleError` when a target cannot be reached.
+    """
+    shape = (int(shape[0]), int(shape[1]))
+    starts = validate_sites(starts, shape, "molecules")
+    targets = validate_sites(targets, shape, "targets")
+    optimal_target_of, optimum = assign(starts, targets, "manhattan")
+    target_of = optimal_target_of if target_of is None else np.asarray(target_of, dtype=int)
+    molecule_of = {int(t): j for j, t in enumerate(target_of) if t >= 0}
+    occupied = np.zeros(shape, dtype=bool)
+    occupied[starts[:, 0], starts[:, 1]] = True
+    moves, total = [], 0.0
+    for t in np.lexsort((np.arange(len(targets)), -_target_depth(targets))):  # deepest first, then by index
+        j = molecule_of[int(t)]
+        start, goal = tuple(starts[j].tolist()), tuple(targets[t].tolist())
+        if start == goal:
+            continue
+        occupied[start] = False
+        path = _free_path(start, goal, occupied)
+        if path is None:
+            raise ScheduleInfeasibleError([(j, j, f"target {goal} cannot be reached from {start}")])
+        occupied[goal] = True
+        total += path_length(path.astype(float))
+        moves.append({"molecule": j, "path": path.tolist(), "step": len(moves)})
+    stats = {"optimal_distance": optimum, "total_distance": total, "n_moves": len(moves), "layers": len(moves)}
+    return Plan(shape, starts, targets, target_of, moves, "manhattan", 0.5, stats)

@@ -266,7 +266,7 @@ class AssembleEnv(_StmMixin, gym.Env):
     blocked and counted as a collision (``-collision_penalty``); with ``terminate_on_collision`` it ends
     the episode. The episode terminates when every move is done and is truncated after ``max_steps``
     actions per planned move on average. ``info`` reports ``completion``
-    (fraction of targets filled), ``collisions`` and ``tip_travel_nm``.
+    (fraction of targets filled), ``collisions``, ``kicks`` and ``tip_travel_nm``.
 
     Parameters
     ----------
@@ -307,7 +307,7 @@ class AssembleEnv(_StmMixin, gym.Env):
         self._reset_tip({"fresh_image": True, **options})
         self.move, self.move_steps = 0, 0
         self._corridor = None
-        self.collisions, self.tip_travel, self.actions = 0, 0.0, 0
+        self.collisions, self.kicks, self.tip_travel, self.actions = 0, 0, 0.0, 0
         self.tip = self.positions[plan.moves[0]["molecule"]].astype(float) if plan.moves else np.zeros(2)
         return self._observe(), self._info()
 
@@ -353,6 +353,7 @@ class AssembleEnv(_StmMixin, gym.Env):
         return {
             "completion": done / max(len(self.current_plan.targets), 1),
             "collisions": self.collisions,
+            "kicks": self.kicks,
             "tip_travel_nm": self.tip_travel * self.cfg.lattice_nm,
             "move": self.move,
             "actions": self.actions,
@@ -375,6 +376,7 @@ class AssembleEnv(_StmMixin, gym.Env):
         self.actions += 1
         self.move_steps += 1
         self.collisions += info["blocked"]
+        self.kicks += int(info["kicked"])
         d1 = float(np.linalg.norm(goal - new))
         reward = -info["cost"] - self.cfg.kick_penalty * info["kicked"] + (d0 - d1)
         reward -= self.cfg.collision_penalty * info["blocked"]

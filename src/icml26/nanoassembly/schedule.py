@@ -35,6 +35,7 @@ class ScheduleInfeasibleError(ValueError):
 
     def __init__(self, blocking: list[tuple[int, int, str]]):
         self.blocking = blocking
+        self.stats: dict = {}  # filled by plan_assembly: the distances of the moves it could not schedule
         lines = "; ".join(f"{r}" for _, _, r in blocking[:6])
         super().__init__(f"no collision-free schedule: {len(blocking)} blocking relation(s): {lines}")
 
@@ -260,7 +261,11 @@ def sat_schedule(
 
 
 def list_schedule(
-    conf: Conflicts, paths: list[np.ndarray], half_width: float = 0.5, n_tips: int | None = None
+    conf: Conflicts,
+    paths: list[np.ndarray],
+    half_width: float = 0.5,
+    n_tips: int | None = None,
+    tie_seed: int | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Greedy list scheduling, the baseline of the SAT schedule's makespan (highest level first).
 
@@ -268,7 +273,9 @@ def list_schedule(
     *level* (the longest precedence chain that still follows them, the classic critical-path priority)
     and added to the layer unless they pass within ``2 * half_width`` of a move already in it (Eq. 3) or
     the layer already holds ``n_tips`` moves. No search and no optimality guarantee; parking
-    disjunctions are not supported. Same return value as :func:`sat_schedule`; raises
+    disjunctions are not supported. Moves of equal level are taken in index order, or in a random order
+    drawn from ``tie_seed`` (a second, independent greedy schedule: the A/A control of the makespan
+    comparison). Same return value as :func:`sat_schedule`; raises
     :class:`ScheduleInfeasibleError` *without* naming blocking molecules (it has no core) when the
     precedence graph has a cycle or a static molecule blocks a corridor.
     """
@@ -284,6 +291,7 @@ def list_schedule(
         raise ScheduleInfeasibleError([])  # stuck: no move is ever ready, and a greedy pass cannot say why
     if conf.either:
         raise ValueError("list scheduling does not handle parking disjunctions; use sat_schedule")
+    tie = np.arange(n) if tie_seed is None else np.random.default_rng(tie_seed).permutation(n)
     level = np.zeros(n, dtype=int)  # longest chain of successors
     for m in reversed(list(nx.topological_sort(g))):
         level[m] = max((level[s] + 1 for s in g.successors(m)), default=0)
@@ -294,7 +302,7 @@ def list_schedule(
     t = 0
     while ready:
         layer: list[int] = []
-        for m in sorted(ready, key=lambda m: (-level[m], m)):
+        for m in sorted(ready, key=lambda m: (-level[m], tie[m])):
             if (n_tips is None or len(layer) < n_tips) and not close[m, layer].any():
                 layer.append(m)
         steps[layer] = t

@@ -1,5 +1,6 @@
-"""Pieces of the v2 claims (issue 14): greedy list scheduling, the UNSAT core check, the adaptive rule,
-the measures' ground truth."""
+"""Pieces of the claims (issues 14 and 39): greedy list scheduling, the UNSAT core, the adaptive rule,
+the measures' ground truth; the controls (random assignment, A/A greedy, idle handicap, tip oracle, the
+complete sequential planner), the mechanisms' probes and the measure checks."""
 
 import networkx as nx
 import numpy as np
@@ -7,11 +8,17 @@ import pytest
 
 from icml26.nanoassembly.agents import AdaptiveSetpoint, ScriptedPush, evaluate
 from icml26.nanoassembly.assembly import plan_assembly, verify_plan
-from icml26.nanoassembly.claims import _core_is_blocking_cycle, _cost_per_move, _dense_instance, _raw_conflicts
+from icml26.nanoassembly.claims import _cost_per_move, _dense_instance, _raw_conflicts
 from icml26.nanoassembly.config import preset
 from icml26.nanoassembly.data import lieb_sites, make_instance
 from icml26.nanoassembly.env import MoveMoleculeEnv
 from icml26.nanoassembly.schedule import ScheduleInfeasibleError
+
+
+def _core_is_blocking_cycle(blocking) -> bool:
+    """Ground-truth check of an UNSAT explanation: its "i must move before j" relations contain a cycle."""
+    g = nx.DiGraph((i, j) for i, j, _ in blocking if i != j)
+    return bool(blocking) and not nx.is_directed_acyclic_graph(g)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -158,18 +165,16 @@ def test_adaptive_rule_rejects_bad_parameters():
 def test_cost_per_move_ranks_a_tip_oracle_first():
     """Ground truth of the rl-beats-scripted measure: a policy that reads the hidden tip state (and images
     as often as the rule) must need fewer STM actions per delivered move than the rule and the fixed push."""
-    from icml26.nanoassembly.agents import SCRIPTED_BIAS_MV, _drag
-    from icml26.nanoassembly.env import encode_action
+    from icml26.nanoassembly.agents import TipOracle
 
     env = MoveMoleculeEnv(preset("tip-changes-unseen"))
-
-    def oracle(obs):
-        current = SCRIPTED_BIAS_MV * 10 ** (env.u_tip + 0.5)
-        return encode_action(env.cfg, _drag(obs, env.cfg), SCRIPTED_BIAS_MV, current, obs[7] * 20 >= 10 - 1e-6)
-
     cost = {
         name: _cost_per_move(evaluate(env, pol, 300, seed=5), env.cfg.max_steps)
-        for name, pol in (("oracle", oracle), ("rule", AdaptiveSetpoint(env.cfg)), ("push", ScriptedPush(env.cfg)))
+        for name, pol in (
+            ("oracle", TipOracle(env)),
+            ("rule", AdaptiveSetpoint(env.cfg)),
+            ("push", ScriptedPush(env.cfg)),
+        )
     }
     assert cost["oracle"] < cost["rule"] < cost["push"], cost
 
