@@ -17,7 +17,7 @@ Command line: ``icml26 hyperhopfield geometry|capacity|decode|retrieve``.
 
 from icml26.hyperhopfield.capacity import estimate_capacity, make_space
 from icml26.hyperhopfield.data import PlaceCells, place_cells
-from icml26.hyperhopfield.geometry import distance_scaling, log_scaling_range
+from icml26.hyperhopfield.geometry import distance_scaling, hyperbolic_mds_radius, log_scaling_range
 from icml26.hyperhopfield.lorentz import MAX_RADIUS
 from icml26.hyperhopfield.memory import (
     ClassicalHopfield,
@@ -39,6 +39,7 @@ __all__ = [
     "distance_scaling",
     "estimate_capacity",
     "gaussian_posterior_mean",
+    "hyperbolic_mds_radius",
     "log_scaling_range",
     "make_space",
     "mhn_update",

@@ -20,8 +20,10 @@ class Config:
     geo_seps: tuple[float, float, int] = (-3.5, -0.5, 25)
     """log10 separations: start, stop, count."""
     geo_pairs: int = 300
-    geo_points: int = 60
-    """positions for the naive tests (delta, MDS stress, Betti curves)."""
+    geo_points: int = 40
+    """positions per set for the hyperbolic MDS (and Gromov delta)."""
+    geo_draws: int = 3
+    """position sets the fitted radius is averaged over."""
     # hyperbolic-capacity
     cap_dims: tuple[int, ...] = (2, 3, 4)
     cap_radii: tuple[float, ...] = (2.0, 4.0, 8.0)
