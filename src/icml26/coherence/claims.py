@@ -1,4 +1,7 @@
-"""The paper's headline claims, executable, each with a negative control.
+"""The paper's headline claims, executable, each in three arms (contract v3): the claim, a negative control
+(the effect removed; for a comparison an A/A run with its own randomness) and a positive control (the claimed
+effect planted: the coherent code by construction, a known-good arm). ``MECHANISMS`` probe whether Coh's
+components act; ``MEASURES`` validate the claims' measures both ways (the truth scores best, a null at the null).
 
 Shared experiment (``experiment.circle_runs``): circle data in R^20 (the angle is hidden from the model;
 Coh's geometry is the kNN-geodesic Isomap embedding of the inputs), three autoencoders from the same
@@ -10,27 +13,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.claims import ClaimResult, Interval, Scale, claim
+from icml26.claims import Arm, ClaimResult, Interval, MeasureCheck, Scale, claim, mechanism
 from icml26.coherence.config import get_config
 from icml26.coherence.experiment import (
     circle_runs,
     coherent_arc_codes,
     digit_coh_shuffled,
     digit_runs,
+    l1_twin,
     per_batch_cost,
 )
-from icml26.coherence.geometry import Geometry
+from icml26.coherence.geometry import Geometry, coherence_report
 from icml26.coherence.topology import arc_contiguity, interleaving_check, vr_diagrams
 
 ABSTRACT = "abstract"
 
 
 def _arc_stats(codes: np.ndarray, theta: np.ndarray, bins: int) -> tuple[float, float, float, dict]:
+    """Mean chance-corrected contiguity, mean number of arcs and tiling over the live features (and the raw
+    contiguity of contract v2's measure as ``raw_mean``)."""
     ac = arc_contiguity(codes, theta, bins=bins)
     live = ac["live"]
     if not live.any():
-        return 0.0, float("inf"), 0.0, ac
+        return 0.0, float("inf"), 0.0, {**ac, "raw_mean": 0.0}
+    ac["raw_mean"] = float(np.mean(ac["raw_contiguity"][live]))
     return float(np.mean(ac["contiguity"][live])), float(np.mean(ac["components"][live])), float(ac["tiling"]), ac
+
+
+def _circle_arm(cfg, seed: int, arm: Arm):
+    """What stands in Coh's place on the circle: Coh (claim), a second L1 model (A/A negative control), or
+    coherent arcs by construction (positive control)."""
+    if arm is Arm.NEGATIVE:
+        return l1_twin(cfg, seed)
+    if arm is Arm.POSITIVE:
+        return _oracle_arcs(circle_runs(cfg, seed)["data"].theta[:, 0], cfg, seed)
+    return circle_runs(cfg, seed)["coh"]
 
 
 def _plot_arcs(theta: np.ndarray, arms: dict[str, np.ndarray], bins: int = 48):
@@ -76,24 +93,43 @@ def _plot_diagrams(dgms: dict[str, list[np.ndarray]]):
     return fig
 
 
+class _Oracle:
+    """The planted arm of a positive control: codes built to be coherent (:func:`coherent_arc_codes`), in the
+    place of a trained model's result (no reconstruction: the claims that plant it do not measure MSE)."""
+
+    def __init__(self, codes: np.ndarray):
+        self.codes = codes
+        self.density = float((codes > 0).mean())
+        self.mse = float("nan")
+
+
+def _oracle_arcs(theta: np.ndarray, cfg, seed: int) -> _Oracle:
+    """Coherent arcs tiling the circle of the angles ``theta``, one per feature (the claimed effect, exactly)."""
+    return _Oracle(coherent_arc_codes(theta, cfg.n_features, np.random.default_rng([seed, 31])))
+
+
 @claim(
-    "coherence/circle-tiled-by-arcs-v1",
+    "coherence/circle-tiled-by-arcs-v2",
     statement="On circle data embedded in R^20, recon + Coh features are contiguous arcs that tile the circle "
-    "(mean contiguity > 0.95) and are more contiguous, with fewer support components, than recon + L1 features "
-    "at matched activation density (paired over seeds)",
+    "(mean chance-corrected contiguity > 0.95) and are more contiguous, with fewer support components, than "
+    "recon + L1 features at matched activation density (paired over seeds)",
     paper="abstract: 'if data lies on a circle, coherent features must tile that circle into contiguous arcs'",
-    control="L1 in Coh's place (the Coh arm is the density-matched L1 model): both paired differences are 0",
+    control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
+    "paired differences scatter around 0",
+    positive="the claimed code planted in Coh's place: coherent arcs tiling the true circle, one per feature "
+    "(contiguity 1, one arc each), measured and compared with the same L1 model",
+    mechanisms=("coh-penalty",),
     judge=(
         Interval("contiguity(Coh) - contiguity(L1)", above=0.0),
         Interval("components(L1) - components(Coh)", above=0.0),
         Interval("contiguity(Coh)", above=0.95),
     ),
 )
-def circle_tiled_by_arcs(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def circle_tiled_by_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
-    ours = R["l1"] if control else R["coh"]  # the one line the control changes
+    ours = _circle_arm(cfg, seed, arm)
     c_ours, k_ours, tile_ours, _ = _arc_stats(ours.codes, theta, 48)
     c_l1, k_l1, tile_l1, _ = _arc_stats(R["l1"].codes, theta, 48)
     c_none, k_none, _, _ = _arc_stats(R["none"].codes, theta, 48)
@@ -107,13 +143,14 @@ def circle_tiled_by_arcs(scale: Scale, seed: int, control: bool = False) -> Clai
     }
     ok = measured["contiguity(Coh) - contiguity(L1)"] > 0 and measured["components(L1) - components(Coh)"] > 0
     ok = ok and c_ours > 0.95
-    figures = {} if control else {"arcs": _plot_arcs(theta, {"Coh": R["coh"].codes, "L1": R["l1"].codes})}
+    figures = {"arcs": _plot_arcs(theta, {"Coh": R["coh"].codes, "L1": R["l1"].codes})} if arm is Arm.CLAIM else {}
     return ClaimResult(
         "holds" if ok else "fails",
         measured=measured,
         baselines={
             "contiguity(L1)": c_l1,
             "components(L1)": k_l1,
+            "raw contiguity(L1) (v1's measure)": _arc_stats(R["l1"].codes, theta, 48)[3]["raw_mean"],
             "tiling(L1)": tile_l1,
             "density(L1)": R["l1"].density,
             "contiguity(recon only)": c_none,
@@ -125,25 +162,30 @@ def circle_tiled_by_arcs(scale: Scale, seed: int, control: bool = False) -> Clai
 
 
 @claim(
-    "coherence/topology-shared-v1",
+    "coherence/topology-shared-v2",
     statement="The H1 bottleneck distance between the Vietoris-Rips diagrams of the samples (true circle) and of "
-    "the barycentric feature positions is smaller for Coh codes than for density-matched L1 codes (paired), and "
+    "the barycentric feature positions is smaller for Coh codes than for density-matched L1 codes by more than "
+    "0.15 (paired; on ground truth, arcs tiling the circle score ~0.35-0.4 and untiled features ~0.72-0.82), and "
     "on coherent matrices built by construction every bottleneck distance is within the interleaving bound 2r",
     paper="abstract: coherent matrices induce a bounded interleaving of the VR filtrations of samples and features",
-    control="L1 in Coh's place: the paired difference is 0 (the bound part is unchanged)",
+    control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
+    "paired difference scatters around 0 (the bound part is unchanged)",
+    positive="the claimed code planted in Coh's place: coherent arcs tiling the true circle, one per feature (the "
+    "theorem's premise; on ground truth their H1 bottleneck is the smallest)",
+    mechanisms=("coh-penalty", "coverage"),
     judge=(
-        Interval("dB_H1(L1) - dB_H1(Coh)", above=0.0),
+        Interval("dB_H1(L1) - dB_H1(Coh)", above=0.15),
         Interval("max dB / bound (constructed)", below=1.0),
     ),
 )
-def topology_shared(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
     rng = np.random.default_rng(10_000 + seed)
     sub = rng.choice(len(theta), size=min(cfg.topo_points, len(theta)), replace=False)
     latent = Geometry.euclidean(np.c_[np.cos(theta), np.sin(theta)][sub])  # the truth, never seen by the model
-    ours = R["l1"] if control else R["coh"]  # the one line the control changes
+    ours = _circle_arm(cfg, seed, arm)
     chk_ours = interleaving_check(ours.codes[sub], latent)
     chk_l1 = interleaving_check(R["l1"].codes[sub], latent)
     chk_none = interleaving_check(R["none"].codes[sub], latent)
@@ -159,9 +201,9 @@ def topology_shared(scale: Scale, seed: int, control: bool = False) -> ClaimResu
         "features H1 lifetime (Coh)": chk_ours["features_H1_max_life"],
         "bound 2r (Coh)": chk_ours["bound"],
     }
-    ok = measured["dB_H1(L1) - dB_H1(Coh)"] > 0 and measured["max dB / bound (constructed)"] < 1.0
+    ok = measured["dB_H1(L1) - dB_H1(Coh)"] > 0.15 and measured["max dB / bound (constructed)"] < 1.0
     figures = {}
-    if not control:
+    if arm is Arm.CLAIM:
         samples = vr_diagrams(latent.distances(latent.coords, latent.coords))
         dg = {"samples (true circle)": samples}
         for name, res in (("Coh features", R["coh"]), ("L1 features", R["l1"])):
@@ -185,24 +227,29 @@ def topology_shared(scale: Scale, seed: int, control: bool = False) -> ClaimResu
 
 
 @claim(
-    "coherence/rotation-tuned-features-v1",
+    "coherence/rotation-tuned-features-v2",
     statement="On scikit-learn digits rotated through 36 angles, recon + Coh handed the rotation angle as its "
     "geometry (S^1; side information the L1 and recon-only arms do not get) gives features whose angle tuning "
-    "curves are more contiguous, with fewer components, than density-matched recon + L1 features (paired over "
-    "seeds); the gain comes from the angle, not from Coh's form: with the angles shuffled it is gone",
+    "curves are more contiguous (chance-corrected), with fewer components, than density-matched recon + L1 "
+    "features (paired over seeds); the gain comes from the angle, not from Coh's form: with the angles shuffled "
+    "it is gone",
     paper="abstract: validated 'in an auto-encoder using synthetic and rotated MNIST datasets'",
     control="Coh trained on randomly permuted angles in Coh's place (same objective, weight and coverage terms; "
-    "no angle information)",
+    "no angle information; its own training run)",
+    positive="the claimed code planted in Coh's place: coherent arcs tiling the rotation angle, one per feature",
+    mechanisms=("coh-penalty",),
     judge=(
         Interval("contiguity(Coh) - contiguity(L1)", above=0.0),
         Interval("components(L1) - components(Coh)", above=0.0),
     ),
 )
-def rotation_tuned_features(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def rotation_tuned_features(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
     R = digit_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
-    ours = digit_coh_shuffled(cfg, seed) if control else R["coh"]  # the one line the control changes
+    ours = {Arm.CLAIM: lambda: R["coh"], Arm.NEGATIVE: lambda: digit_coh_shuffled(cfg, seed)}.get(
+        arm, lambda: _oracle_arcs(theta, cfg, seed)
+    )()
     c_ours, k_ours, _, _ = _arc_stats(ours.codes, theta, cfg.n_angles)
     c_l1, k_l1, _, _ = _arc_stats(R["l1"].codes, theta, cfg.n_angles)
     c_none, k_none, _, _ = _arc_stats(R["none"].codes, theta, cfg.n_angles)
@@ -211,11 +258,14 @@ def rotation_tuned_features(scale: Scale, seed: int, control: bool = False) -> C
         "components(L1) - components(Coh)": k_l1 - k_ours,
         "contiguity(Coh)": c_ours,
         "components(Coh)": k_ours,
-        "MSE(Coh)": ours.mse,
         "density(Coh)": ours.density,
     }
     ok = measured["contiguity(Coh) - contiguity(L1)"] > 0 and measured["components(L1) - components(Coh)"] > 0
-    figures = {} if control else {"angle_tuning": _plot_arcs(theta, {"Coh": R["coh"].codes, "L1": R["l1"].codes})}
+    figures = (
+        {}
+        if arm is not Arm.CLAIM
+        else {"angle_tuning": _plot_arcs(theta, {"Coh": R["coh"].codes, "L1": R["l1"].codes})}
+    )
     # At smoke (a few hundred steps) the shuffled-angle control still beats L1 on 2 of 3 seeds: too short a run to
     # tell angle-informed from angle-free Coh, so smoke only exercises the code and the verdict waits for small.
     verdict, reason = ("holds" if ok else "fails"), ""
@@ -229,6 +279,7 @@ def rotation_tuned_features(scale: Scale, seed: int, control: bool = False) -> C
         baselines={
             "contiguity(L1)": c_l1,
             "components(L1)": k_l1,
+            "MSE(Coh)": R["coh"].mse,
             "MSE(L1)": R["l1"].mse,
             "density(L1)": R["l1"].density,
             "contiguity(recon only)": c_none,
@@ -240,22 +291,25 @@ def rotation_tuned_features(scale: Scale, seed: int, control: bool = False) -> C
 
 
 @claim(
-    "coherence/reconstruction-kept-v1",
+    "coherence/reconstruction-kept-v2",
     statement="On circle data, recon + Coh reconstructs about as well as recon + L1 at matched activation "
     "density: the paired ratio MSE(Coh) / MSE(L1) stays below 1.5",
     paper="abstract: Coh 'yields not just interpretable features but an interpretable feature space' "
     "(reconstruction is not quantified in the abstract)",
     control="Coh at 100x its weight (lambda_Coh = 10, coherence dominating reconstruction) in place of the "
     "lambda_Coh = 0.1 model (10x was too gentle: a ratio of 1.45 on one smoke seed)",
+    positive="a known-good arm in Coh's place: a second density-matched L1 model (its own initialisation), whose "
+    "MSE ratio to the L1 arm is ~1, inside the claimed 1.5",
+    mechanisms=("coh-penalty",),
     judge=Interval("MSE(Coh) / MSE(L1)", below=1.5),
 )
-def reconstruction_kept(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def reconstruction_kept(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     from icml26.coherence.model import fit_autoencoder
 
     cfg = get_config(scale)
     R = circle_runs(cfg, seed)
-    ours = R["coh"]
-    if control:  # the one line the control changes: Coh's weight x 100
+    ours = l1_twin(cfg, seed) if arm is Arm.POSITIVE else R["coh"]
+    if arm is Arm.NEGATIVE:  # the one line the control changes: Coh's weight x 100
         ours = fit_autoencoder(
             R["data"].X,
             penalty="coh",
@@ -290,13 +344,18 @@ def reconstruction_kept(scale: Scale, seed: int, control: bool = False) -> Claim
     statement="One forward + backward of Coh on a batch of n = 1,024 codes (m = 16) is at least 10x cheaper "
     "than a Vietoris-Rips persistent-homology loss (torch-topological SignatureLoss, H0) on the same batch",
     paper="abstract: Coh is 'a differentiable objective function based on Fréchet variance' (no timing printed)",
-    control="the persistence loss in Coh's place: the ratio is about 1",
+    control="A/A: the persistence loss in Coh's place, timed in its own second run (the ratio scatters around 1)",
+    positive="a known-good arm in Coh's place: the L1 penalty (one sum; known to be >> 10x cheaper than a PH loss)",
     judge=Interval("t(PH loss) / t(Coh)", above=10.0),
 )
-def cheaper_than_ph_losses(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def cheaper_than_ph_losses(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
     cost = per_batch_cost(cfg.timing_n, cfg.timing_m, repeats=cfg.timing_repeats, seed=seed)
-    t_ours = cost["ph_s"] if control else cost["coh_s"]  # the one line the control changes
+    t_ours = {  # the arms differ only in the loss timed in Coh's place
+        Arm.CLAIM: lambda: cost["coh_s"],
+        Arm.NEGATIVE: lambda: per_batch_cost(cfg.timing_n, cfg.timing_m, repeats=cfg.timing_repeats, seed=seed)["ph_s"],
+        Arm.POSITIVE: lambda: cost["l1_s"],
+    }[arm]()
     ratio = cost["ph_s"] / t_ours
     return ClaimResult(
         "holds" if ratio > 10.0 else "fails",
@@ -306,6 +365,80 @@ def cheaper_than_ph_losses(scale: Scale, seed: int, control: bool = False) -> Cl
     )
 
 
+# --- credited mechanisms and their liveness probes ---------------------------------------------------------------
+
+
+@mechanism(
+    "coh-penalty",
+    component="the Fréchet-variance terms of Coh (features clustered in sample space, samples in feature space)",
+    measures="1 - mean column Fréchet variance of the Coh model's codes / that of the recon-only model's codes, "
+    "on the geometry Coh trains with (circle data; 0: the penalty changes nothing)",
+    above=0.1,
+)
+def coh_penalty(scale: Scale, seed: int) -> dict[str, float]:
+    R = circle_runs(get_config(scale), seed)
+    v = {
+        arm: coherence_report(R[arm].codes, R["geometry"]).summary()["mean_column_variance"] for arm in ("coh", "none")
+    }
+    return {"coh-penalty": 1.0 - v["coh"] / v["none"], "V_col(Coh)": v["coh"], "V_col(recon only)": v["none"]}
+
+
+@mechanism(
+    "coverage",
+    component="the coverage hinges of Coh: every feature needed by some sample, every sample described",
+    measures="share of the Coh model's features that fire on some sample (circle data; the coverage condition "
+    "asks for all of them)",
+    above=0.9,
+)
+def coverage(scale: Scale, seed: int) -> dict[str, float]:
+    R = circle_runs(get_config(scale), seed)
+    alive = {arm: float((R[arm].codes.sum(0) > 0).mean()) for arm in ("coh", "l1", "none")}
+    return {"coverage": alive["coh"], "live share (L1)": alive["l1"], "live share (recon only)": alive["none"]}
+
+
+# --- the claims' measures, validated both ways --------------------------------------------------------------------
+
+
+def _contiguity_check(seed: int) -> dict[str, float]:
+    """Mean chance-corrected contiguity of 16 features on 512 angles: coherent arcs (truth), features with two
+    or three bumps and sparse random firing (alternatives), dense random firing (the null: no tuning at all;
+    contract v2's raw measure gave it ~0.9-1)."""
+    rng = np.random.default_rng([seed, 41])
+    theta = rng.uniform(0, 2 * np.pi, 512)
+    phase = rng.uniform(0, 2 * np.pi, 16)
+    codes = {
+        "truth": coherent_arc_codes(theta, 16, rng),
+        "two bumps": np.maximum(np.cos(2 * theta[:, None] + phase), 0),
+        "three bumps": np.maximum(np.cos(3 * theta[:, None] + phase), 0),
+        "sparse random": (rng.random((512, 16)) < 0.05) * rng.random((512, 16)),
+        "fires everywhere": 1.0 + 0.05 * rng.random((512, 16)),
+        "null": rng.random((512, 16)),
+    }
+    return {k: _arc_stats(A, theta, 48)[0] for k, A in codes.items()}
+
+
+def _bottleneck_check(seed: int) -> dict[str, float]:
+    """H1 bottleneck distance to the true circle (200 samples) of 16 features' barycentres: arcs tiling the
+    circle (truth), the same arcs bunched into three groups (alternative), and one global feature (the null:
+    no H1 in feature space, the distance saturates at half the samples' H1 lifetime, ~0.82)."""
+    rng = np.random.default_rng([seed, 42])
+    theta = rng.uniform(0, 2 * np.pi, 200)
+    geo = Geometry.euclidean(np.c_[np.cos(theta), np.sin(theta)])
+    centres = np.repeat([0.0, 2.0, 4.0], 6)[:16] + rng.uniform(-0.1, 0.1, 16)
+    delta = np.abs((theta[:, None] - centres[None] + np.pi) % (2 * np.pi) - np.pi)
+    codes = {
+        "truth": coherent_arc_codes(theta, 16, rng),
+        "bunched arcs": np.where(delta < 1.2, np.cos(np.pi / 2 * delta / 1.2), 0.0),
+        "null": np.ones((200, 1)) + rng.uniform(0, 0.1, (200, 1)),
+    }
+    return {k: interleaving_check(A, geo)["bottleneck_H1"] for k, A in codes.items()}
+
+
+MEASURES = [
+    MeasureCheck("contiguity (chance-corrected)", _contiguity_check, null_band=(-0.1, 0.1), margin=0.3),
+    MeasureCheck("H1 bottleneck to the true circle", _bottleneck_check, null_band=(0.7, 0.9), higher_is_better=False),
+]
+MECHANISMS = [coh_penalty, coverage]
 CLAIMS = [
     circle_tiled_by_arcs,
     topology_shared,

@@ -46,6 +46,12 @@ class AutoEncoder(nn.Module):
         A = self.encoder(x)  # (B, m) >= 0
         return self.decoder(A), A  # (B, D), (B, m)
 
+    def forward_with_pre(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Reconstruction, code ``A = relu(H)`` and the code's pre-activations ``H`` (B, m)."""
+        H = self.encoder[:-1](x)
+        A = self.encoder[-1](H)
+        return self.decoder(A), A, H
+
 
 def activation_density(A: np.ndarray, rel: float = 0.01) -> float:
     """Fraction of (sample, feature) entries above ``rel`` x that feature's maximum (dead features: 0)."""
@@ -124,10 +130,10 @@ def fit_autoencoder(
         w = lam * min(1.0, (step + 1) / ramp)
         idx = torch.randperm(n, generator=gen)[:bs].to(device)
         xb = Xt[idx]
-        recon, A = model(xb)
+        recon, A, H = model.forward_with_pre(xb)
         loss = ((recon - xb) ** 2).mean()
         if penalty == "coh":
-            loss = loss + w * coh(A, idx)
+            loss = loss + w * coh(A, idx, pre=H)
         elif penalty == "l1":
             loss = loss + w * A.sum(1).mean()
         opt.zero_grad(set_to_none=True)

@@ -11,8 +11,12 @@ Reconstruction of the paper's objective from its description (a Fréchet-varianc
     Coh     = mean_j V^col_j + mean_i V^row_i + lambda_cov * cov
 
 The variance terms are scale-free in A; the coverage hinges rule out the trivial minimiser (every feature
-firing on a single sample, or on none). Cost: O(B m k) per batch; the geometry (an embedding of geodesic or
-user distances) is computed once, outside training.
+firing on a single sample, or on none). A feature that fires on no sample of the batch has ``A_.j = 0`` and
+no gradient through its ReLU, so its column hinge alone could never revive it: when the pre-activations
+``H`` (A = relu(H)) are given, a dead column's hinge reads ``relu(tau_col - mean_i H_ij)`` instead, which
+pushes its pre-activations up until it fires (the coverage condition "every feature is needed", made
+effective; like the "ghost gradients" of sparse-autoencoder training). Cost: O(B m k) per batch; the
+geometry (an embedding of geodesic or user distances) is computed once, outside training.
 """
 
 from __future__ import annotations
@@ -58,8 +62,10 @@ def coh_loss(
     tau_row: float = 0.05,
     tau_col: float = 0.005,
     return_terms: bool = False,
+    pre: torch.Tensor | None = None,
 ):
-    """Coh of a batch. ``A`` (B, m) non-negative codes; ``x`` (B, k) sample positions (angles if circular)."""
+    """Coh of a batch. ``A`` (B, m) non-negative codes; ``x`` (B, k) sample positions (angles if circular);
+    ``pre`` (B, m), optional, the pre-activations with ``A = relu(pre)`` (revives dead columns; see above)."""
     if A.dim() != 2 or x.dim() != 2 or A.shape[0] != x.shape[0]:
         raise ValueError(f"need A (B, m) and x (B, k) with the same B; got {tuple(A.shape)} and {tuple(x.shape)}")
     x = x.to(A.dtype)
@@ -75,7 +81,10 @@ def coh_loss(
     covered = (row_mass > 0).to(A.dtype)
     var_col = (v_col * live).sum() / live.sum().clamp_min(1.0)
     var_row = (v_row * covered).sum() / covered.sum().clamp_min(1.0)
-    cov = torch.relu(tau_row - row_mass).mean() + torch.relu(tau_col - A.mean(0)).mean()
+    col_use = A.mean(0)  # (m,)
+    if pre is not None:  # a dead column's hinge acts on its pre-activations: the ReLU passes it no gradient
+        col_use = torch.where(col_mass > 0, col_use, pre.mean(0))
+    cov = torch.relu(tau_row - row_mass).mean() + torch.relu(tau_col - col_use).mean()
     total = var_col + var_row + lambda_cov * cov
     if return_terms:
         return total, {"column_variance": var_col, "row_variance": var_row, "coverage": cov}
@@ -109,7 +118,13 @@ class Coh(nn.Module):
         self.tau_row = tau_row
         self.tau_col = tau_col
 
-    def forward(self, A: torch.Tensor, idx: torch.Tensor | None = None, return_terms: bool = False):
+    def forward(
+        self,
+        A: torch.Tensor,
+        idx: torch.Tensor | None = None,
+        return_terms: bool = False,
+        pre: torch.Tensor | None = None,
+    ):
         x = self.positions if idx is None else self.positions[idx]
         return coh_loss(
             A,
@@ -119,4 +134,5 @@ class Coh(nn.Module):
             tau_row=self.tau_row,
             tau_col=self.tau_col,
             return_terms=return_terms,
+            pre=pre,
         )

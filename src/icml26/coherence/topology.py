@@ -8,8 +8,9 @@ persistence diagrams (diameter convention, as ripser) satisfy
 
     d_B(Dgm_k VR(X), Dgm_k VR(F)) <= 2 r        for every homology degree k.
 
-Metrics: per-feature contiguity (mass inside the largest contiguous region of its support) and number of
-support components, on the circle (binned angles) or on a kNN graph; feature-space H1.
+Metrics: per-feature contiguity (mass inside the largest contiguous region of its support; on the circle
+chance-corrected against the same tuning curve with its bins shuffled, so a non-selective feature scores 0)
+and number of support components, on the circle (binned angles) or on a kNN graph; feature-space H1.
 """
 
 from __future__ import annotations
@@ -104,34 +105,61 @@ def _runs_circular(mask: np.ndarray) -> list[np.ndarray]:
     return runs
 
 
-def arc_contiguity(A, theta, *, bins: int = 48, rel: float = 0.1, rectify: bool = False) -> dict[str, np.ndarray]:
-    """Per-feature contiguity on the circle.
+def _largest_run_share(curve: np.ndarray, rel: float) -> tuple[float, int, np.ndarray]:
+    """Share of a tuning curve's support mass in its largest circular run, the number of runs, and that run
+    (the support is the bins above ``rel`` x the peak)."""
+    support = curve > rel * curve.max()
+    runs = _runs_circular(support)
+    best = max(runs, key=lambda r: curve[r].sum())
+    return float(curve[best].sum() / curve[support].sum()), len(runs), best
+
+
+def arc_contiguity(
+    A, theta, *, bins: int = 48, rel: float = 0.1, n_shuffles: int = 32, rectify: bool = False
+) -> dict[str, np.ndarray]:
+    """Per-feature contiguity on the circle, chance-corrected so a non-selective feature scores 0.
 
     The tuning curve of feature j is its mean activation in ``bins`` equal angle bins; its support is the bins
-    above ``rel`` x the curve's peak. ``contiguity`` = mass (sum of the curve) in the largest circular run of
-    support over the mass of the whole support; ``components`` = number of runs; ``live`` marks features that ever fire.
-    Also returns ``tiling``: fraction of bins inside some feature's largest run (features tile the circle).
+    above ``rel`` x the curve's peak. The raw contiguity ``C`` is the mass in the largest circular run of
+    support over the mass of the whole support. A feature that fires everywhere has one run covering the
+    circle (``C = 1``) and random scattered firing averages into an almost flat curve (``C`` ~ 0.9), so ``C``
+    alone cannot tell a tuned arc from no tuning at all. The reported ``contiguity`` compares ``C`` with its
+    value on the same curve with its bins shuffled (``n_shuffles`` fixed permutations: the same tuning values,
+    no spatial order), as a spatial-shuffle control does for place fields::
+
+        contiguity = (C - C_shuffled) / (1 - C_shuffled)       (0 when C_shuffled = 1: the support is the circle)
+
+    1 for one arc, ~0 for a flat or randomly scattered curve (it can be negative), in between for several arcs.
+    ``raw_contiguity`` keeps ``C``; ``components`` = number of runs; ``live`` marks features that ever fire;
+    ``tiling`` = fraction of bins inside some feature's largest run.
     """
     A = check_codes(A, rectify=rectify)
     theta = np.mod(np.asarray(theta, dtype=np.float64).reshape(-1), 2 * np.pi)
     if len(theta) != len(A):
         raise ValueError(f"{len(theta)} angles for {len(A)} samples")
+    if int(n_shuffles) < 1:
+        raise ValueError(f"n_shuffles must be >= 1; got {n_shuffles}")
     b = np.minimum((theta / (2 * np.pi) * bins).astype(int), bins - 1)
     counts = np.bincount(b, minlength=bins)
     curves = np.stack([np.bincount(b, weights=A[:, j], minlength=bins) for j in range(A.shape[1])], 1)
     curves = curves / np.maximum(counts, 1)[:, None]  # (bins, m)
     m = A.shape[1]
-    contig, comps, covered = np.full(m, np.nan), np.zeros(m), np.zeros(bins, bool)
+    raw, contig, comps, covered = np.full(m, np.nan), np.full(m, np.nan), np.zeros(m), np.zeros(bins, bool)
     live = curves.max(0) > 0
+    perms = [np.random.default_rng([bins, k]).permutation(bins) for k in range(int(n_shuffles))]  # fixed: a measure
     for j in np.flatnonzero(live):
         c = curves[:, j]
-        support = c > rel * c.max()
-        runs = _runs_circular(support)
-        best = max(runs, key=lambda r: c[r].sum())
-        contig[j] = c[best].sum() / c[support].sum()
-        comps[j] = len(runs)
+        raw[j], comps[j], best = _largest_run_share(c, rel)
+        chance = float(np.mean([_largest_run_share(c[p], rel)[0] for p in perms]))
+        contig[j] = (raw[j] - chance) / (1.0 - chance) if chance < 1.0 - 1e-12 else 0.0
         covered[best] = True
-    return {"contiguity": contig, "components": comps, "live": live, "tiling": np.float64(covered.mean())}
+    return {
+        "contiguity": contig,
+        "raw_contiguity": raw,
+        "components": comps,
+        "live": live,
+        "tiling": np.float64(covered.mean()),
+    }
 
 
 def graph_contiguity(A, adjacency, *, rel: float = 0.1, rectify: bool = False) -> dict[str, np.ndarray]:
