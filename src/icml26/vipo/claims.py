@@ -1,15 +1,27 @@
-"""The paper's headline claims at laptop scale (see README "Claims").
+"""The paper's headline claims at laptop scale, each in three arms (see README "Claims").
 
-- ``closes-value-gap-v1`` (mechanism): on a 2-D system whose dynamics a linear model cannot fit, VIPO's model
-  (NLL + phi * L_value) has a much smaller true value gap |V^pi - V^pi_model| than the NLL-only ensemble, at a
-  small cost in one-step MSE. Values are computed by Monte Carlo on the true system and through the model.
-- ``more-accurate-model-v1`` (mechanism): the VIPO model predicts better on the states visited by the policy
-  optimised on it (LQR on the learned linear model, rolled out in the true system).
-- ``improves-offline-return-v1`` (Pendulum-v1 pipeline): MOPO+VIPO beats MOPO in normalised return.
-- ``plug-in-v1`` (same pipeline): the same VIPO model training improves both MOPO and MOBILE.
+- ``closes-value-gap-v1`` (2-D mechanism system): VIPO's model (NLL + phi * L_value) has a much smaller true
+  value gap |V^pi - V^pi_model| than the NLL-only ensemble, at a small cost in one-step MSE. Values are
+  computed by Monte Carlo on the true system and through the model.
+- ``more-accurate-model-v2`` (same system): the VIPO model predicts at least 10 % better on the states visited
+  by the policy optimised on it (LQR on the learned linear model, rolled out in the true system).
+- ``improves-offline-return-v2`` (Pendulum-v1 pipeline): MOPO+VIPO beats MOPO in normalised return.
+- ``plug-in-v2`` (same pipeline): the same VIPO model training improves both MOPO and MOBILE.
 
-Every control sets phi = 0 (VIPO switched off), which makes the 'VIPO' arm the plain ensemble: each paired
-difference is exactly 0 (or each ratio exactly 1) and the claims must fail.
+The arms (contract v3):
+
+- **negative** (A/A): the 'VIPO' arm is the plain NLL ensemble (phi = 0) trained -- and, in the pipeline, its
+  policy learned and evaluated -- on its *own* seed stream (:data:`AA_STREAM`), so each paired statistic
+  scatters around its null (ratio 1, difference 0) instead of sitting on it;
+- **positive**: the claimed effect planted at the claimed size. On the 2-D system the 'VIPO' model is the
+  NLL model moved :data:`TOWARDS_TRUTH` of the way to the true mean dynamics (a model error, and so a value
+  gap, cut by the 'large factor' of 3); in the pipeline it is the A/A arm plus :data:`PLANTED_MARGIN`
+  normalised points, so the positive control asks whether these seeds could see a D4RL-sized gain.
+
+``MECHANISMS``: the value term's share of the model gradient, ``||phi grad L_value|| / ||grad L_ori||``, in
+the setting each family of claims trains (live above 1 %). ``MEASURES``: the Monte-Carlo value-gap ratio
+(the true dynamics score 0, an A/A pair 1) and the normalised return (the scripted expert scores 100, uniform
+random actions 0).
 """
 
 from __future__ import annotations
@@ -20,11 +32,21 @@ import functools
 import numpy as np
 import torch
 
-from icml26.claims import ClaimResult, Interval, Scale, claim
+from icml26.claims import Arm, ClaimResult, Interval, MeasureCheck, Scale, claim, mechanism
 from icml26.vipo.config import PRESETS
 from icml26.vipo.data import MisspecifiedSystem, make_dataset, mc_value, normalised_score, termination_fn
 from icml26.vipo.dynamics import model_error, train_dynamics
 from icml26.vipo.policy import train_policy
+
+#: Offset of the seed stream an A/A arm trains (and, in the pipeline, learns its policy) on.
+AA_STREAM = 7919
+#: Positive control on the 2-D system: the share of the way from the NLL model to the true mean dynamics.
+TOWARDS_TRUTH = 2 / 3
+#: Positive control in the pipeline: normalised points added to the A/A arm (the order of MOPO+VIPO's gain
+#: over MOPO in the paper's D4RL tables; e.g. halfcheetah-medium 80.0 for VIPO vs about 72 for MOPO).
+PLANTED_MARGIN = 10.0
+#: A credited term is live when it carries more than this share of the model's gradient norm.
+LIVE_SHARE = 0.01
 
 
 def _figure():
@@ -33,7 +55,7 @@ def _figure():
     return plt.subplots(figsize=(5.5, 3.8))
 
 
-# ------------------------------------------------------------------------------------------------ mechanism
+# ------------------------------------------------------------------------------------------------ 2-D system
 
 
 def _torch_reward(s, a, s2):
@@ -60,13 +82,39 @@ def lqr_gain(A: np.ndarray, B: np.ndarray, gamma: float, R: float = 0.1, iters: 
     return -gamma * np.linalg.solve(Rm + gamma * B.T @ P @ B, B.T @ P @ A)
 
 
-@functools.lru_cache(maxsize=32)  # the claims and controls of one seed share the two trainings
-def _mechanism(scale_value: str, seed: int, phi: float) -> dict[str, float]:
+class TowardsTruth:
+    """A model whose mean prediction is ``model``'s moved a share ``lam`` of the way to the true mean dynamics
+    ``f``: ``(1 - lam) mu_model(s, a) + lam f(s, a)``. Its model error is ``(1 - lam)`` times ``model``'s
+    everywhere -- the positive control's planted 'more accurate, value-consistent' model."""
+
+    def __init__(self, model, system: MisspecifiedSystem, lam: float):
+        self.model, self.system, self.lam = model, system, lam
+
+    @torch.no_grad()
+    def mean_step(self, s: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        truth = torch.as_tensor(self.system.f(s.double().numpy(), a.double().numpy()), dtype=torch.float32)
+        return (1 - self.lam) * self.model.mean_step(s, a) + self.lam * truth
+
+
+@functools.lru_cache(maxsize=32)  # arms, probes and measure checks of one seed share the trainings
+def _mech_model(scale_value: str, seed: int, phi: float, train_seed: int, paper_estimator: bool = False):
+    """The linear ensemble trained on seed ``seed``'s data with its own ``train_seed`` (init, batches, holdout).
+
+    ``paper_estimator``: the paper's raw estimator (no standardisation, no baseline, no warm-up) at ``phi``."""
+    torch.set_num_threads(1)  # small dense ops: more threads only contend (8x slower on a loaded machine)
     cfg = PRESETS[scale_value]
-    dc = cfg.mech_dynamics
-    system = MisspecifiedSystem(gamma=dc.gamma)
-    data = system.dataset(cfg.mech_episodes, cfg.mech_length, seed)
-    model, log = train_dynamics(data, dataclasses.replace(dc, phi=phi), seed, reward_fn=_torch_reward)
+    dc = dataclasses.replace(cfg.mech_dynamics, phi=phi)
+    if paper_estimator:
+        dc = dataclasses.replace(dc, normalise_advantage=False, state_baseline=False, value_warmup_epochs=0)
+    data = MisspecifiedSystem(gamma=dc.gamma).dataset(cfg.mech_episodes, cfg.mech_length, seed)
+    return train_dynamics(data, dc, train_seed, reward_fn=_torch_reward)
+
+
+def _mech_metrics(scale_value: str, seed: int, model) -> dict:
+    """True value gap, one-step MSE, and the states the LQR policy optimised on ``model`` visits in the true
+    system (``"visited"``: ``(states, actions)``), on seed ``seed``'s held-out data."""
+    cfg = PRESETS[scale_value]
+    system = MisspecifiedSystem(gamma=cfg.mech_dynamics.gamma)
     test = system.dataset(cfg.mech_episodes, cfg.mech_length, seed + 10_000)  # held-out behaviour data
     pick = np.random.default_rng(seed).choice(len(test["observations"]), cfg.mech_eval_states, replace=False)
     states = test["observations"][pick].astype(float)
@@ -74,28 +122,71 @@ def _mechanism(scale_value: str, seed: int, phi: float) -> dict[str, float]:
     def model_step(s, a, rng):
         return model.mean_step(torch.as_tensor(s, dtype=torch.float32), torch.as_tensor(a, dtype=torch.float32)).numpy()
 
-    kw = dict(policy=system.policy, reward=system.reward, states=states, gamma=dc.gamma, seed=seed + 1,
+    kw = dict(policy=system.policy, reward=system.reward, states=states, gamma=system.gamma, seed=seed + 1,
               rollouts=cfg.mech_rollouts)  # fmt: skip
     v_true = mc_value(system.true_step, **kw)  # what V_D estimates from data
     v_model = mc_value(model_step, **kw)  # what V_theta estimates through the model (mean predictions)
     # the policy optimised on the model: LQR on its linear part, run in the true system from s0 ~ N(0, I)
     A, B, _ = linear_parts(model)
-    K = lqr_gain(A, B, dc.gamma)
+    K = lqr_gain(A, B, system.gamma)
     rng = np.random.default_rng(seed + 2)
     s, visited, ret = rng.normal(size=(cfg.mech_eval_states, 2)), [], 0.0
     for t in range(cfg.mech_length):
         a = s @ K.T
         visited.append((s, a))
-        ret = ret + dc.gamma**t * system.reward(s, a)
+        ret = ret + system.gamma**t * system.reward(s, a)
         s = system.true_step(s, a, rng)
-    vs, va = (np.concatenate(x) for x in zip(*visited, strict=True))
     return {
         "value gap": float(np.abs(v_true - v_model).mean()),
         "value bias": float((v_model - v_true).mean()),
         "one-step MSE": model_error(model, test["observations"], test["actions"], test["next_observations"]),
-        "policy-state error": model_error(model, vs, va, system.f(vs, va)),  # vs the true mean dynamics
         "LQR true return": float(np.mean(ret)),
-        "learned gap": log.value_gap[-1] if log.value_gap else float("nan"),
+        "visited": tuple(np.concatenate(x) for x in zip(*visited, strict=True)),
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _mechanism(scale_value: str, seed: int, arm: Arm) -> tuple[dict[str, float], dict[str, float]]:
+    """``(NLL metrics, 'VIPO'-arm metrics)`` of one arm on one seed; the NLL arm is the same in all three.
+
+    ``"policy-state error"``: each model's one-step error against the true mean dynamics on the states that the
+    two LQR policies (one optimised on each model) visit in the true system, pooled -- both models are scored
+    on the same states, so the ratio compares the models, not the state distributions their policies reach."""
+    dc = PRESETS[scale_value].mech_dynamics
+    system = MisspecifiedSystem(gamma=dc.gamma)
+    nll_model, _ = _mech_model(scale_value, seed, 0.0, seed)
+    if arm is Arm.NEGATIVE:  # A/A: a second NLL ensemble on its own seed stream (init, batches, holdout)
+        model, log = _mech_model(scale_value, seed, 0.0, seed + AA_STREAM)
+    elif arm is Arm.POSITIVE:  # the effect planted: the NLL model's error cut to a third
+        model, log = TowardsTruth(nll_model, system, TOWARDS_TRUTH), None
+    else:
+        model, log = _mech_model(scale_value, seed, dc.phi, seed)
+    nll, other = _mech_metrics(scale_value, seed, nll_model), _mech_metrics(scale_value, seed, model)
+    vs, va = (np.concatenate(x) for x in zip(nll.pop("visited"), other.pop("visited"), strict=True))
+    nll["policy-state error"] = model_error(nll_model, vs, va, system.f(vs, va))
+    other["policy-state error"] = model_error(model, vs, va, system.f(vs, va))
+    other["learned gap"] = log.value_gap[-1] if log is not None and log.value_gap else float("nan")
+    return nll, other
+
+
+_ARM_LABEL = {Arm.CLAIM: "", Arm.NEGATIVE: " [A/A control]", Arm.POSITIVE: " [positive control]"}
+
+
+@mechanism(
+    "value-term-2d",
+    component="the value-inconsistency term phi * L_value in the linear ensemble's loss on the 2-D system "
+    "(our estimator: standardised advantage, per-state baseline, value warm-up, phi = 30)",
+    measures="||phi grad L_value|| / ||grad L_ori|| over the ensemble's parameters, mean over the epochs after "
+    "the warm-up; details: the same share for the paper's raw estimator at phi = 1e-4",
+    above=LIVE_SHARE,
+)
+def value_term_2d(scale: Scale, seed: int) -> dict[str, float]:
+    phi = PRESETS[scale.value].mech_dynamics.phi
+    _, log = _mech_model(scale.value, seed, phi, seed)
+    _, raw = _mech_model(scale.value, seed, 1e-4, seed, paper_estimator=True)
+    return {
+        "value-term-2d": float(np.mean(log.value_grad_share)),
+        "share, paper's raw estimator at phi = 1e-4": float(np.mean(raw.value_grad_share)),
     }
 
 
@@ -108,20 +199,21 @@ def _mechanism(scale_value: str, seed: int, phi: float) -> dict[str, float]:
     "(batch-standardised advantage, per-state baseline, 30 value warm-up epochs, phi = 30)",
     paper="Sec. 4 (L_aug = L_ori + lambda L_vic) and abstract: the model is learned by additionally minimising the "
     "inconsistency between the value learned from data and the value estimated from the model",
-    control="phi = 0 (VIPO switched off): the 'VIPO' model is the NLL ensemble, the gap ratio is exactly 1 and "
-    "the claim must fail",
+    control="A/A: a second NLL ensemble (phi = 0) on its own seed stream (initialisation, batches, holdout) in "
+    "the VIPO model's place; the gap ratio scatters around 1",
+    positive="the NLL model moved 2/3 of the way to the true mean dynamics (its model error cut to a third, the "
+    "'large factor'), measured by the same Monte Carlo",
+    mechanisms=("value-term-2d",),
     judge=[Interval("value gap VIPO / NLL", below=0.5), Interval("one-step MSE VIPO / NLL", below=1.25)],
 )
-def closes_value_gap(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    cfg = PRESETS[scale.value]
-    nll = _mechanism(scale.value, seed, 0.0)
-    vipo = _mechanism(scale.value, seed, 0.0 if control else cfg.mech_dynamics.phi)  # the one line the control changes
+def closes_value_gap(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    nll, vipo = _mechanism(scale.value, seed, arm)
     r_gap, r_mse = vipo["value gap"] / nll["value gap"], vipo["one-step MSE"] / nll["one-step MSE"]
     holds = r_gap < 0.5 and r_mse < 1.25
     fig, ax = _figure()
     ax.bar(["NLL", "NLL + VIPO"], [nll["value gap"], vipo["value gap"]])
     ax.set_ylabel("mean |V^pi - V^pi_model| (Monte Carlo)")
-    ax.set_title(f"misspecified 2-D system, phi = {cfg.mech_dynamics.phi:g}" + " [control]" * control)
+    ax.set_title(f"misspecified 2-D system, phi = {PRESETS[scale.value].mech_dynamics.phi:g}" + _ARM_LABEL[arm])
     return ClaimResult(
         "holds" if holds else "fails",
         measured={
@@ -143,22 +235,23 @@ def closes_value_gap(scale: Scale, seed: int, control: bool = False) -> ClaimRes
 
 
 @claim(
-    "vipo/more-accurate-model-v1",
-    statement="On the same misspecified system, the VIPO-trained linear model has a lower one-step error (vs the "
-    "true mean dynamics) on the states visited by the LQR policy optimised on that model than the NLL-only "
-    "model has on its own LQR policy's states (paired ratio < 1). Same modified estimator as closes-value-gap "
-    "(standardised advantage, per-state baseline, warm-up, phi = 30)",
+    "vipo/more-accurate-model-v2",
+    statement="On the same misspecified system, the VIPO-trained linear model has an at least 10 % lower one-step "
+    "error (vs the true mean dynamics) than the NLL-only model on the states visited by the LQR policies optimised "
+    "on the two models (pooled, so both are scored on the same states; paired ratio < 0.9). Same estimator as "
+    "closes-value-gap (standardised advantage, per-state baseline, warm-up, phi = 30)",
     paper="abstract: VIPO can learn a highly accurate model efficiently; model prediction error study",
-    control="phi = 0: both models are the NLL ensemble, the ratio is exactly 1 and the claim must fail",
-    judge=Interval("policy-state error VIPO / NLL", below=1.0),
+    control="A/A: a second NLL ensemble (phi = 0) on its own seed stream in the VIPO model's place, with its own "
+    "LQR policy; the error ratio scatters around 1",
+    positive="the NLL model moved 2/3 of the way to the true mean dynamics, with the LQR policy optimised on it",
+    mechanisms=("value-term-2d",),
+    judge=Interval("policy-state error VIPO / NLL", below=0.9),
 )
-def more_accurate_model(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
-    cfg = PRESETS[scale.value]
-    nll = _mechanism(scale.value, seed, 0.0)
-    vipo = _mechanism(scale.value, seed, 0.0 if control else cfg.mech_dynamics.phi)  # the one line the control changes
+def more_accurate_model(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    nll, vipo = _mechanism(scale.value, seed, arm)
     ratio = vipo["policy-state error"] / nll["policy-state error"]
     return ClaimResult(
-        "holds" if ratio < 1.0 else "fails",
+        "holds" if ratio < 0.9 else "fails",
         measured={
             "policy-state error VIPO / NLL": ratio,
             "policy-state error VIPO": vipo["policy-state error"],
@@ -166,7 +259,7 @@ def more_accurate_model(scale: Scale, seed: int, control: bool = False) -> Claim
         },
         baselines={"policy-state error NLL": nll["policy-state error"], "LQR true return NLL": nll["LQR true return"]},
         paper={"model error": "lower than the plain ensemble (abstract, model-error study)"},
-        reason="" if ratio < 1.0 else f"error ratio {ratio:.3f} >= 1",
+        reason="" if ratio < 0.9 else f"error ratio {ratio:.3f} >= 0.9",
     )
 
 
@@ -179,22 +272,32 @@ def _pipeline_data(scale_value: str, seed: int) -> dict:
     return make_dataset(cfg.pipe_env, cfg.pipe_quality, cfg.pipe_transitions, seed=seed)
 
 
-@functools.lru_cache(maxsize=16)
-def _pipeline_model(scale_value: str, seed: int, phi: float):
+@functools.lru_cache(maxsize=32)
+def _pipeline_model(scale_value: str, seed: int, phi: float, train_seed: int, paper_recipe: bool = False):
+    """The ensemble on seed ``seed``'s data, trained on its own ``train_seed``; ``paper_recipe``: the paper's
+    raw estimator as published (phi as given, no value warm-up, the paper's value learning rate and tau)."""
+    torch.set_num_threads(1)
     cfg = PRESETS[scale_value]
     data = _pipeline_data(scale_value, seed)
     dc = dataclasses.replace(cfg.pipe_dynamics, phi=phi)
-    return train_dynamics(data, dc, seed, termination_fn=termination_fn(cfg.pipe_env))
+    if paper_recipe:
+        default = type(dc)()
+        warm = dc.value_warmup_epochs
+        dc = dataclasses.replace(dc, epochs=dc.epochs - warm, value_warmup_epochs=0, value_lr=default.value_lr,
+                                 tau=default.tau)  # fmt: skip
+    return train_dynamics(data, dc, train_seed, termination_fn=termination_fn(cfg.pipe_env))
 
 
-@functools.lru_cache(maxsize=64)  # a control arm (phi = 0) is the baseline run: served from this cache
-def _pipeline_run(scale_value: str, seed: int, base: str, phi: float) -> dict:
+@functools.lru_cache(maxsize=64)
+def _pipeline_run(scale_value: str, seed: int, base: str, phi: float, train_seed: int) -> dict:
+    """``base`` (MOPO or MOBILE) on the model trained with ``phi``; model and policy on ``train_seed``."""
+    torch.set_num_threads(1)
     cfg = PRESETS[scale_value]
     data = _pipeline_data(scale_value, seed)
-    model, mlog = _pipeline_model(scale_value, seed, phi)
+    model, mlog = _pipeline_model(scale_value, seed, phi, train_seed)
     algo = base + ("+vipo" if phi > 0 else "")
     pc = dataclasses.replace(cfg.pipe_policy, algo=algo)
-    _, plog = train_policy(data, model, cfg.pipe_env, pc, termination_fn(cfg.pipe_env), seed=seed)
+    _, plog = train_policy(data, model, cfg.pipe_env, pc, termination_fn(cfg.pipe_env), seed=train_seed)
     meta = data["meta"]
     curve = normalised_score(np.asarray(plog.eval_returns), meta["ref_min_score"], meta["ref_max_score"])
     return {
@@ -207,6 +310,19 @@ def _pipeline_run(scale_value: str, seed: int, base: str, phi: float) -> dict:
     }
 
 
+def _host_pair(scale_value: str, seed: int, base: str, arm: Arm) -> tuple[dict, dict]:
+    """``(host, '+VIPO' arm)`` runs of one host on one seed, for one arm of a claim."""
+    phi = PRESETS[scale_value].pipe_dynamics.phi
+    host = _pipeline_run(scale_value, seed, base, 0.0, seed)
+    if arm is Arm.CLAIM:
+        return host, _pipeline_run(scale_value, seed, base, phi, seed)
+    other = dict(_pipeline_run(scale_value, seed, base, 0.0, seed + AA_STREAM))  # A/A: the host on its own seeds
+    if arm is Arm.POSITIVE:  # the claimed gain planted on the A/A arm
+        other["score"] += PLANTED_MARGIN
+        other["curve"] = tuple(c + PLANTED_MARGIN for c in other["curve"])
+    return host, other
+
+
 def _not_at_paper_scale() -> ClaimResult:
     return ClaimResult(
         "not-measured",
@@ -215,32 +331,64 @@ def _not_at_paper_scale() -> ClaimResult:
     )
 
 
-@claim(
-    "vipo/improves-offline-return-v1",
-    statement="On locally generated Pendulum-v1 'medium' data, MOPO (SAC, h = 5 rollouts, penalty 1.0) on a "
-    "VIPO-trained ensemble (the paper's raw estimator, phi = 1e-4) reaches a higher normalised return (mean of "
-    "the last evaluations) than "
-    "MOPO on the NLL ensemble: paired difference > 0 over seeds",
-    paper="abstract: VIPO consistently outperforms existing methods; D4RL/NeoRL tables (MOPO+VIPO vs MOPO)",
-    control="phi = 0: MOPO+VIPO is MOPO on the same model and seed, the difference is exactly 0 and the claim "
-    "must fail",
-    judge=Interval("score MOPO+VIPO - MOPO", above=0.0),
+@mechanism(
+    "value-term-pendulum",
+    component="the value-inconsistency term phi * L_value in the Pendulum ensemble's loss as the pipeline claims "
+    "train it (the paper's raw estimator, values warmed up to their scale, phi = 1e-2)",
+    measures="||phi grad L_value|| / ||grad L_ori|| over the ensemble's parameters, mean over the epochs after "
+    "the warm-up; details: the share with the paper's recipe as published (phi = 1e-4, no warm-up) and the "
+    "relative parameter distance of the VIPO and NLL models trained on the same seed",
+    above=LIVE_SHARE,
 )
-def improves_offline_return(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def value_term_pendulum(scale: Scale, seed: int) -> dict[str, float]:
+    if scale is Scale.PAPER:
+        raise NotImplementedError("the paper-scale pipeline is not run on this machine (see README 'paper preset')")
+    phi = PRESETS[scale.value].pipe_dynamics.phi
+    vipo, log = _pipeline_model(scale.value, seed, phi, seed)
+    nll, _ = _pipeline_model(scale.value, seed, 0.0, seed)
+    _, raw = _pipeline_model(scale.value, seed, 1e-4, seed, paper_recipe=True)
+    with torch.no_grad():
+        a = torch.cat([p.flatten() for p in vipo.parameters()])
+        b = torch.cat([p.flatten() for p in nll.parameters()])
+    return {
+        "value-term-pendulum": float(np.mean(log.value_grad_share)) if log.value_grad_share else 0.0,
+        "share, paper's recipe (phi = 1e-4, no warm-up)": float(np.mean(raw.value_grad_share))
+        if raw.value_grad_share
+        else 0.0,
+        "|theta_VIPO - theta_NLL| / |theta_NLL|": float((a - b).norm() / b.norm()),
+    }
+
+
+_PIPE_PHI = "the paper's raw estimator with values warmed up to their scale (60 value epochs), phi = 1e-2"
+
+
+@claim(
+    "vipo/improves-offline-return-v2",
+    statement="On locally generated Pendulum-v1 'medium' data, MOPO (SAC, h = 5 rollouts, penalty 1.0) on a "
+    f"VIPO-trained ensemble ({_PIPE_PHI}) reaches a higher normalised return (mean of the last evaluations) than "
+    "MOPO on the NLL ensemble by more than 2 normalised points (a D4RL table's win, not a tie): paired difference "
+    "> 2 over seeds",
+    paper="abstract: VIPO consistently outperforms existing methods; D4RL/NeoRL tables (MOPO+VIPO vs MOPO)",
+    control="A/A: MOPO on an NLL ensemble (phi = 0) with its own seed stream (model, policy, evaluation) in the "
+    "MOPO+VIPO arm's place; the difference scatters around 0 by the learners' own noise",
+    positive="the A/A arm plus 10 normalised points (the order of MOPO+VIPO's gain over MOPO in the paper's D4RL "
+    "tables): could these seeds see a gain of that size?",
+    mechanisms=("value-term-pendulum",),
+    judge=Interval("score MOPO+VIPO - MOPO", above=2.0),
+)
+def improves_offline_return(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     if scale is Scale.PAPER:
         return _not_at_paper_scale()
-    cfg = PRESETS[scale.value]
-    base = _pipeline_run(scale.value, seed, "mopo", 0.0)
-    vipo = _pipeline_run(scale.value, seed, "mopo", 0.0 if control else cfg.pipe_dynamics.phi)  # the control line
+    base, vipo = _host_pair(scale.value, seed, "mopo", arm)
     diff = vipo["score"] - base["score"]
     fig, ax = _figure()
     ax.plot(base["wall"], base["curve"], "o-", label="MOPO")
-    ax.plot(vipo["wall"], vipo["curve"], "s-", label="MOPO+VIPO" + " [control]" * control)
+    ax.plot(vipo["wall"], vipo["curve"], "s-", label="MOPO+VIPO" + _ARM_LABEL[arm])
     ax.set_xlabel("wall-clock of policy learning [s]")
     ax.set_ylabel("normalised return")
     ax.legend()
     return ClaimResult(
-        "holds" if diff > 0 else "fails",
+        "holds" if diff > 2.0 else "fails",
         measured={
             "score MOPO+VIPO - MOPO": diff,
             "score MOPO+VIPO": vipo["score"],
@@ -254,47 +402,85 @@ def improves_offline_return(scale: Scale, seed: int, control: bool = False) -> C
             "holdout MSE NLL model": base["holdout MSE"],
         },
         paper={"MOPO+VIPO vs MOPO": "higher normalised score on almost all D4RL and NeoRL tasks"},
-        reason="" if diff > 0 else f"MOPO+VIPO - MOPO = {diff:+.1f} points (host MOPO scores {base['score']:.0f})",
+        reason="" if diff > 2.0 else f"MOPO+VIPO - MOPO = {diff:+.1f} points (host MOPO scores {base['score']:.0f})",
         figures={"return-vs-wallclock": fig},
     )
 
 
 @claim(
-    "vipo/plug-in-v1",
-    statement="The same VIPO model training (the paper's raw estimator, phi = 1e-4) plugged into two model-based "
-    "methods raises both: "
-    "MOPO+VIPO - MOPO > 0 and MOBILE+VIPO - MOBILE > 0 in normalised return on Pendulum-v1 'medium' data, "
+    "vipo/plug-in-v2",
+    statement=f"The same VIPO model training ({_PIPE_PHI}) plugged into two model-based methods raises both: "
+    "MOPO+VIPO - MOPO > 2 and MOBILE+VIPO - MOBILE > 2 normalised points on Pendulum-v1 'medium' data, "
     "paired over seeds",
     paper="abstract: VIPO offers a general framework that can be readily integrated into existing model-based "
     "offline RL algorithms (shown with MOPO, MOBILE, LEQ)",
-    control="phi = 0 in both hosts: each '+VIPO' arm is its host on the same model and seed, both differences "
-    "are exactly 0 and the claim must fail",
-    judge=[Interval("score MOPO+VIPO - MOPO", above=0.0), Interval("score MOBILE+VIPO - MOBILE", above=0.0)],
+    control="A/A in both hosts: each '+VIPO' arm is its host on an NLL ensemble with its own seed stream; both "
+    "differences scatter around 0",
+    positive="each host's A/A arm plus 10 normalised points (the order of the paper's D4RL gains)",
+    mechanisms=("value-term-pendulum",),
+    judge=[Interval("score MOPO+VIPO - MOPO", above=2.0), Interval("score MOBILE+VIPO - MOBILE", above=2.0)],
 )
-def plug_in(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def plug_in(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     if scale is Scale.PAPER:
         return _not_at_paper_scale()
-    cfg = PRESETS[scale.value]
-    phi = 0.0 if control else cfg.pipe_dynamics.phi  # the one line the control changes
-    runs = {(b, p): _pipeline_run(scale.value, seed, b, p) for b in ("mopo", "mobile") for p in (0.0, phi)}
-    d_mopo = runs["mopo", phi]["score"] - runs["mopo", 0.0]["score"]
-    d_mobile = runs["mobile", phi]["score"] - runs["mobile", 0.0]["score"]
-    holds = d_mopo > 0 and d_mobile > 0
+    mopo, mopo_vipo = _host_pair(scale.value, seed, "mopo", arm)
+    mobile, mobile_vipo = _host_pair(scale.value, seed, "mobile", arm)
+    d_mopo = mopo_vipo["score"] - mopo["score"]
+    d_mobile = mobile_vipo["score"] - mobile["score"]
+    holds = d_mopo > 2.0 and d_mobile > 2.0
     return ClaimResult(
         "holds" if holds else "fails",
         measured={
             "score MOPO+VIPO - MOPO": d_mopo,
             "score MOBILE+VIPO - MOBILE": d_mobile,
-            "score MOBILE+VIPO": runs["mobile", phi]["score"],
-            "policy-state MSE MOBILE+VIPO": runs["mobile", phi]["policy-state MSE"],
+            "score MOBILE+VIPO": mobile_vipo["score"],
+            "policy-state MSE MOBILE+VIPO": mobile_vipo["policy-state MSE"],
         },
-        baselines={
-            "score MOBILE": runs["mobile", 0.0]["score"],
-            "policy-state MSE MOBILE": runs["mobile", 0.0]["policy-state MSE"],
-        },
+        baselines={"score MOBILE": mobile["score"], "policy-state MSE MOBILE": mobile["policy-state MSE"]},
         paper={"MOBILE+VIPO vs MOBILE": "improved (general-framework experiments)"},
         reason="" if holds else f"MOPO diff {d_mopo:+.1f}, MOBILE diff {d_mobile:+.1f} points",
     )
 
 
+# ------------------------------------------------------------------------------------------------ measures
+
+
+def _value_gap_check(seed: int) -> dict[str, float]:
+    """The judged value-gap ratio gap(model) / gap(NLL model) at smoke size: the true dynamics (truth, 0), the NLL
+    model moved halfway to the truth (about 0.5), and an A/A pair of NLL ensembles (null, about 1)."""
+    nll_model, _ = _mech_model("smoke", seed, 0.0, seed)
+    aa_model, _ = _mech_model("smoke", seed, 0.0, seed + AA_STREAM)
+    system = MisspecifiedSystem(gamma=PRESETS["smoke"].mech_dynamics.gamma)
+    gap = {
+        name: float(_mech_metrics("smoke", seed, m)["value gap"])
+        for name, m in {"nll": nll_model, "truth": TowardsTruth(nll_model, system, 1.0),
+                        "halfway": TowardsTruth(nll_model, system, 0.5), "null": aa_model}.items()
+    }  # fmt: skip
+    return {k: v / gap["nll"] for k, v in gap.items() if k != "nll"}
+
+
+def _normalised_return_check(seed: int) -> dict[str, float]:
+    """Normalised Pendulum-v1 return (the claims' score, with the data's reference returns) of the scripted expert
+    (truth, about 100), the noisy 'medium' controller, and uniform random actions (null, about 0); 10 episodes."""
+    import gymnasium as gym
+
+    from icml26.vipo.data import _behaviour, _rollout
+
+    meta = _pipeline_data("smoke", 0)["meta"]
+    env = gym.make("Pendulum-v1")
+    out = {}
+    for label, quality in (("truth", "expert"), ("medium", "medium"), ("null", "random")):
+        rng = np.random.default_rng(seed + 77)
+        _, rets = _rollout(env, _behaviour("Pendulum-v1", env, quality, None), 10 * 200, rng, seed + 77)
+        out[label] = float(normalised_score(np.mean(rets), meta["ref_min_score"], meta["ref_max_score"]))
+    env.close()
+    return out
+
+
+MEASURES = [
+    MeasureCheck("value gap VIPO / NLL (Monte Carlo)", _value_gap_check, null_band=(0.8, 1.25),
+                 higher_is_better=False, margin=0.1),
+    MeasureCheck("normalised return", _normalised_return_check, null_band=(-20.0, 20.0), margin=10.0),
+]  # fmt: skip
+MECHANISMS = [value_term_2d, value_term_pendulum]
 CLAIMS = [closes_value_gap, more_accurate_model, improves_offline_return, plug_in]

@@ -239,6 +239,9 @@ class DynamicsLog:
     epoch_seconds: list[float] = field(default_factory=list)
     holdout_mse: list[float] = field(default_factory=list)
     value_gap: list[float] = field(default_factory=list)  # mean |V_D - V_theta| over the epoch's batches
+    # ||phi grad L_value|| / ||grad L_ori|| over the ensemble's parameters, on each epoch's last batch once
+    # L_value is on: the value term's share of the model gradient (the mechanism's liveness probe)
+    value_grad_share: list[float] = field(default_factory=list)
 
 
 def _targets(obs, act, rew, next_obs, learn_reward: bool) -> np.ndarray:
@@ -294,6 +297,8 @@ def train_dynamics(
                     gap, l_value = _value_step(model, values, T, idx[0], gen, reward_fn, termination_fn, cfg, epoch)
                     gaps.append(gap)
                     if l_value is not None:
+                        if k == steps - 1:
+                            log.value_grad_share.append(_grad_share(model, loss, cfg.phi * l_value))
                         loss = loss + cfg.phi * l_value  # Eq. L_aug = L_ori + phi * L_value
                 opt.zero_grad()
                 loss.backward()
@@ -344,6 +349,17 @@ def _value_step(model, values, T, idx, gen, reward_fn, termination_fn, cfg, epoc
     if epoch < cfg.value_warmup_epochs:
         return mean_gap, None
     return mean_gap, vipo_loss(mu, logvar, s_hat, A)
+
+
+def _grad_share(model: GaussianEnsemble, l_ori: torch.Tensor, l_value: torch.Tensor) -> float:
+    """``||grad phi L_value|| / ||grad L_ori||`` over the ensemble's parameters (both graphs are kept)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def norm(loss):
+        grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
+        return math.sqrt(sum(float((g**2).sum()) for g in grads if g is not None))
+
+    return norm(l_value) / max(norm(l_ori), 1e-30)
 
 
 @torch.no_grad()
