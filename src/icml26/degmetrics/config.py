@@ -219,5 +219,6 @@ SWEEP_PRESETS = {
     "paper": SweepConfig(n_settings=400, base=SimConfig(n_genes=2000, n_control=2000, n_perturbations=60)),
 }
 
-#: Learning rates tried for each loss in wmse-loss-v2; each loss keeps the one with the best validation metric.
+#: Learning rates tried for each loss in wmse-loss-v3 (as in v2); each loss keeps the one with the best
+#: validation metric.
 LR_GRIDS = {"smoke": (3e-3, 1e-2), "small": (1e-3, 3e-3, 1e-2, 3e-2), "paper": (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)}

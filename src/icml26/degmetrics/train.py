@@ -162,19 +162,25 @@ class LatentScreen:
     test: DEGReference  # observed test perturbations, weights vs rest among test perturbations
 
 
-def latent_screen(cfg: LossConfig, seed: int = 0) -> LatentScreen:
-    """Simulate a screen with ``z_k ~ N(0, I_d)`` and sparse effects ``±log(fc)`` where ``|u_g · z_k| > tau``.
-
-    ``u_g ~ N(0, I_d / d)`` are hidden gene loadings; ``tau`` makes a fraction ``p_effect`` of (k, g) pairs
-    affected, so which genes respond -- and in which direction -- is a learnable function of ``z_k``.
-    """
+def latent_effects(cfg: LossConfig, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Embeddings ``z`` (P, d) and log fold changes (P, G) of the latent screen (see :func:`latent_screen`)."""
     rng = np.random.default_rng(seed)
     sim = cfg.sim.with_(n_perturbations=cfg.n_train + cfg.n_test)
     z = rng.normal(size=(sim.n_perturbations, cfg.latent_dim))  # (P, d)
     u = rng.normal(size=(sim.n_genes, cfg.latent_dim)) / np.sqrt(cfg.latent_dim)  # (G, d)
     s = z @ u.T  # (P, G), approximately N(0, 1)
     tau = stats.norm.isf(sim.p_effect / 2)
-    lfc = np.sign(s) * (np.abs(s) > tau) * np.log(sim.fold_change)  # (P, G)
+    return z, np.sign(s) * (np.abs(s) > tau) * np.log(sim.fold_change)  # (P, d), (P, G)
+
+
+def latent_screen(cfg: LossConfig, seed: int = 0) -> LatentScreen:
+    """Simulate a screen with ``z_k ~ N(0, I_d)`` and sparse effects ``±log(fc)`` where ``|u_g · z_k| > tau``.
+
+    ``u_g ~ N(0, I_d / d)`` are hidden gene loadings; ``tau`` makes a fraction ``p_effect`` of (k, g) pairs
+    affected, so which genes respond -- and in which direction -- is a learnable function of ``z_k``.
+    """
+    z, lfc = latent_effects(cfg, seed)
+    sim = cfg.sim.with_(n_perturbations=cfg.n_train + cfg.n_test)
     adata = simulate(sim, seed=seed, latent_effects=lfc)
     names = list(adata.uns["truth"]["perturbations"])
     train, test = set(names[: cfg.n_train]), set(names[cfg.n_train :])
@@ -189,6 +195,20 @@ def latent_screen(cfg: LossConfig, seed: int = 0) -> LatentScreen:
     z_train = z[[order[p] for p in ref_train.perturbations]]
     z_test = z[[order[p] for p in ref_test.perturbations]]
     return LatentScreen(z_train, z_test, ref_train.real, ref_train.weights, ref_test)
+
+
+def latent_truth(cfg: LossConfig, seed: int = 0, cells: int = 800) -> DEGReference:
+    """The test perturbations' true expected profiles: the same gene parameters, shared shift and effects as
+    :func:`latent_screen`'s test half, observed on ``cells`` cells each (noise ~ 1/sqrt(cells)).
+
+    ``simulate`` draws the gene parameters and the shared shift before any cell, so fewer perturbations and
+    more cells keep the ground truth. Rows are in the order of ``latent_screen(cfg, seed).test``; its DEG
+    weights are those of the true effects (vs rest among the test perturbations, Eq. W).
+    """
+    _, lfc = latent_effects(cfg, seed)
+    sim = cfg.sim.with_(n_perturbations=cfg.n_test, cells_per_perturbation=cells)
+    adata = simulate(sim, seed=seed, latent_effects=lfc[cfg.n_train :])
+    return DEGReference.from_anndata(adata, perturbation_key=PERTURBATION_KEY, control=CONTROL, scale="counts")
 
 
 def compare_losses(
@@ -232,6 +252,57 @@ def compare_losses(
     return results
 
 
+def tuned_predictions(
+    cfg: LossConfig,
+    seed: int = 0,
+    lrs=(1e-3, 3e-3, 1e-2),
+    archs=("linear", "mlp"),
+    deg_weights: bool = True,
+    wmse_seed: int | None = None,
+) -> tuple[LatentScreen, dict[str, tuple[np.ndarray, float, float]]]:
+    """The latent screen and, per ``"<arch>/<loss>"``, the tuned model's test predictions (P_test, G), its
+    learning rate and its validation Pearson Δ (see :func:`compare_losses_tuned`).
+
+    ``wmse_seed`` gives the "wmse" arm its own seed (initialisation and validation split; default ``seed``):
+    with ``deg_weights=False`` that is an A/A control, two MSE models on independent randomness.
+    """
+    lrs = tuple(lrs)
+    if not lrs or not all(np.isfinite(lr) and lr > 0 for lr in lrs):
+        raise ValueError(f"lrs must be a non-empty sequence of positive learning rates; got {lrs}")
+    screen = latent_screen(cfg, seed)
+    out = {}
+    fitted: dict[tuple[str, bool, float, int], nn.Module] = {}  # identical runs train once
+    for arch in archs:
+        for loss in ("mse", "wmse"):
+            weighted = loss == "wmse" and deg_weights
+            arm_seed = seed if loss == "mse" or wmse_seed is None else wmse_seed
+            models = []
+            for lr in lrs:
+                key = (arch, weighted, lr, arm_seed)
+                if key not in fitted:
+                    w = screen.w_train if weighted else None
+                    fitted[key] = fit_response_model(
+                        arch, screen.z_train, screen.y_train, w, cfg, arm_seed, lr=lr, select="pearson_delta_all"
+                    )
+                models.append((fitted[key].val_score_, lr, fitted[key]))
+            val, lr, model = max(models, key=lambda m: m[0])  # ties keep the smaller learning rate
+            with torch.no_grad():
+                pred = model(torch.as_tensor(screen.z_test, dtype=torch.float32)).double().numpy()
+            out[f"{arch}/{loss}"] = (pred, lr, val)
+    return screen, out
+
+
+def score_against(pred: np.ndarray, ref: DEGReference) -> dict[str, float]:
+    """Test-set means of ``mse, wmse, r2w_delta, pearson_delta_all`` and the weighted and unweighted diversity
+    ratios of ``pred`` (P, G) against ``ref`` (observed profiles, or the truth of :func:`latent_truth`)."""
+    s = score_pseudobulk(pred, ref.real, ref.weights, ref.mu_ctrl, ref.mu_all)
+    out = {k: float(np.nanmean(s[k])) for k in ("mse", "wmse", "r2w_delta", "pearson_delta_all")}
+    varied = np.ptp(pred, axis=0).any()
+    out["diversity"] = diversity_ratio(pred, ref.real, ref.weights) if varied else 0.0
+    out["diversity_unweighted"] = diversity_ratio(pred, ref.real) if varied else 0.0
+    return out
+
+
 def compare_losses_tuned(
     cfg: LossConfig, seed: int = 0, lrs=(1e-3, 3e-3, 1e-2), archs=("linear", "mlp"), deg_weights: bool = True
 ) -> dict[str, dict[str, float]]:
@@ -244,8 +315,8 @@ def compare_losses_tuned(
     Parameters
     ----------
     deg_weights : bool
-        False trains the "WMSE" arm with the plain MSE (``weights=None``) -- a negative control under which
-        both arms are the same model.
+        False trains the "WMSE" arm with the plain MSE (``weights=None``) -- under which both arms are the
+        same model.
 
     Returns
     -------
@@ -253,37 +324,10 @@ def compare_losses_tuned(
     pearson_delta_all``, the weighted ``diversity`` ratio and its unweighted ``diversity_unweighted``, and
     for models the chosen ``lr`` and its ``val_pearson``.
     """
-    lrs = tuple(lrs)
-    if not lrs or not all(np.isfinite(lr) and lr > 0 for lr in lrs):
-        raise ValueError(f"lrs must be a non-empty sequence of positive learning rates; got {lrs}")
-    screen = latent_screen(cfg, seed)
+    screen, preds = tuned_predictions(cfg, seed, lrs, archs, deg_weights)
     ref = screen.test
-
-    def score(pred: np.ndarray) -> dict[str, float]:
-        s = score_pseudobulk(pred, ref.real, ref.weights, ref.mu_ctrl, ref.mu_all)
-        out = {k: float(np.nanmean(s[k])) for k in ("mse", "wmse", "r2w_delta", "pearson_delta_all")}
-        varied = np.ptp(pred, axis=0).any()
-        out["diversity"] = diversity_ratio(pred, ref.real, ref.weights) if varied else 0.0
-        out["diversity_unweighted"] = diversity_ratio(pred, ref.real) if varied else 0.0
-        return out
-
-    results = {"mean_baseline": score(np.tile(screen.y_train.mean(axis=0), (len(ref.perturbations), 1)))}
-    fitted: dict[tuple[str, bool, float], nn.Module] = {}  # identical runs (the control's two arms) train once
-    for arch in archs:
-        for loss in ("mse", "wmse"):
-            weighted = loss == "wmse" and deg_weights
-            models = []
-            for lr in lrs:
-                key = (arch, weighted, lr)
-                if key not in fitted:
-                    w = screen.w_train if weighted else None
-                    fitted[key] = fit_response_model(
-                        arch, screen.z_train, screen.y_train, w, cfg, seed, lr=lr, select="pearson_delta_all"
-                    )
-                models.append((fitted[key].val_score_, lr, fitted[key]))
-            val, lr, model = max(models, key=lambda m: m[0])  # ties keep the smaller learning rate
-            with torch.no_grad():
-                pred = model(torch.as_tensor(screen.z_test, dtype=torch.float32)).double().numpy()
-            results[f"{arch}/{loss}"] = score(pred) | {"lr": lr, "val_pearson": val}
-            logger.info("%s/%s (lr %g): %s", arch, loss, lr, results[f"{arch}/{loss}"])
+    results = {"mean_baseline": score_against(np.tile(screen.y_train.mean(axis=0), (len(ref.perturbations), 1)), ref)}
+    for name, (pred, lr, val) in preds.items():
+        results[name] = score_against(pred, ref) | {"lr": lr, "val_pearson": val}
+        logger.info("%s (lr %g): %s", name, lr, results[name])
     return results
