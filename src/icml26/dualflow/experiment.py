@@ -218,6 +218,12 @@ def linear_dynamics_forecast(
     return forecast, {"VAR latent dimensions": float(dims), "VAR ridge": float(ridge)}
 
 
+def relative_error(pred: np.ndarray, target: np.ndarray) -> float:
+    """Mean squared forecast error per frame over the target's total variance (both (n, horizon, k))."""
+    var = target.reshape(-1, target.shape[-1]).var(0).sum()
+    return float(((pred - target) ** 2).sum(-1).mean() / var)
+
+
 def simulated_scores(
     est: DualFlow, data: SpikingDataset, scale: Scale, z_flowed_train: np.ndarray, z_flowed_test: np.ndarray
 ) -> dict:
@@ -238,10 +244,9 @@ def simulated_scores(
     _, latent = est.simulate(test[:, :start], horizon, return_latent=True)
     sim = latent[..., :N_LATENT]
     target = z_flowed_test[:, start : start + horizon, :N_LATENT]
-    var = target.reshape(-1, N_LATENT).var(0).sum()
 
     def rel_err(pred: np.ndarray) -> float:
-        return float(((pred - target) ** 2).sum(-1).mean() / var)
+        return relative_error(pred, target)
 
     err_sim = rel_err(sim)
     err_persist = rel_err(np.repeat(z_flowed_test[:, start - 1 : start, :N_LATENT], horizon, axis=1))
@@ -293,6 +298,18 @@ def fit_dcf(scale: Scale, seed: int, model_seed: int, **overrides) -> tuple[Dual
     }
     extra.update(simulated_scores(est, data, scale, full_train, full_test))
     return est, score(full_train[..., :N_LATENT], full_test[..., :N_LATENT], data, scale, **extra)
+
+
+@functools.lru_cache(maxsize=8)
+def fit_dcf_on_rates(scale: Scale, seed: int, model_seed: int) -> tuple[DualFlow, int]:
+    """DCF fitted, with the scale's setting, on the noise-free rates (smoothed like the counts) of the training
+    trials: frames that lie exactly on the 3-D Lorenz attractor embedded by the tuning curves. Returns the
+    estimator and the 95 %-variance PCA dimension of the same frames (the positive control of
+    ``low-dimensional-support``: the low intrinsic dimension planted, the Poisson noise removed)."""
+    cfg, data = SETTINGS[scale], dataset(scale, seed)
+    train = data.smoothed_rates[: n_train(scale)]
+    est = DualFlow(**{"random_state": model_seed, **cfg["dcf"]}).fit(train)
+    return est, pca_dimension(train)
 
 
 @functools.lru_cache(maxsize=16)
