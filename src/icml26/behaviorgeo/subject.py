@@ -94,7 +94,9 @@ class SemanticWorld:
 class SimulatedSubject:
     """One simulated 'model': its semantics ``s = z + idiosyncrasy * delta`` and its behaviour and hidden states.
 
-    ``random_responses=True`` is the control subject: it answers both paradigms uniformly at random."""
+    ``random_responses=True`` is the control subject: it answers both paradigms uniformly at random.
+    ``response_stream`` picks the Gumbel noise of the answers (0: the subject's own; another value: the same
+    subject, same semantics and hidden states, answering again with independent noise -- an A/A twin)."""
 
     world: SemanticWorld
     seed: int = 0
@@ -106,13 +108,14 @@ class SimulatedSubject:
     hidden_dim: int = 64
     hidden_noise: float = 0.5
     random_responses: bool = False
+    response_stream: int = 0
 
     def __post_init__(self) -> None:
         rng = np.random.default_rng([self.seed, 1])
         V, dim = self.world.z.shape
         self.s = self.world.z + self.idiosyncrasy * rng.normal(size=(V, dim)) * self.world.z.std()  # (V, dim)
         self._s_unit = _unit(self.s)
-        self._rng = np.random.default_rng([self.seed, 2])
+        self._rng = np.random.default_rng([self.seed, 2] + [self.response_stream] * (self.response_stream != 0))
 
     @property
     def n_words(self) -> int:
