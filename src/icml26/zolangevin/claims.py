@@ -1,4 +1,12 @@
-"""The paper's headline claims as executable checks on targets with known ground truth."""
+"""The paper's headline claims as executable checks on targets with known ground truth.
+
+Contract v3: each claim runs three arms on the same targets, starts and noise streams. The negative arm
+switches VR's control variate off (plain Gaussian smoothing on its *own* random stream in VR's place); the
+positive arm plants the claimed effect: an estimator whose noise does not grow with d (the batch claim), a
+perfect control variate charged VR's queries (the non-log-concave claim), the exact-gradient oracle in
+ZO-APMC's place (the inverse problem). ``MECHANISMS`` probes whether the VR recursion actually reduces the
+gradient error, on the mixture and inside ZO-APMC; ``MEASURES`` checks the error measures on exact samples.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ import logging
 
 import numpy as np
 
-from icml26.claims import ClaimResult, Interval, Scale, claim
+from icml26.claims import Arm, ClaimResult, Interval, MeasureCheck, Scale, claim, mechanism
 
 from .config import PRESETS
 from .diagnostics import mode_balance
@@ -32,6 +40,52 @@ def _estimator(kind: str, b: int, q: int, rng: np.random.Generator):
     if kind == "vr":
         return VarianceReduced(b=b, q=q, rng=rng)
     return GaussianSmoothing(b=b, rng=rng)
+
+
+class _DFreeNoise:
+    """The claimed effect planted: the exact gradient plus N(0, kappa / b) noise in every coordinate, an
+    estimator whose per-coordinate error (and hence the batch it needs) does not depend on d. It is charged
+    ``b + 1`` queries a step, like Gaussian smoothing; its noise has its own stream."""
+
+    def __init__(self, grad, b: int, kappa: float, rng: np.random.Generator):
+        self.grad, self.b, self.kappa, self.rng = grad, b, kappa, rng
+        self.reset()
+
+    def reset(self) -> None:
+        self.queries, self.t = 0, 0
+
+    def next_cost(self, d: int) -> int:
+        return self.b + 1
+
+    def __call__(self, f, x: np.ndarray) -> np.ndarray:
+        self.queries += self.b + 1
+        self.t += 1
+        return self.grad(x) + np.sqrt(self.kappa / self.b) * self.rng.standard_normal(x.shape)
+
+
+class _PerfectVR:
+    """VR-ZO-LMC with a perfect control variate: charged VR's queries (d + 1 on a refresh every q steps,
+    2b + 1 on a correction), it returns the exact gradient. The oracle VR approximates."""
+
+    def __init__(self, grad, b: int, q: int):
+        self.grad, self.b, self.q = grad, b, q
+        self.reset()
+
+    def reset(self) -> None:
+        self.queries, self.t = 0, 0
+
+    def next_cost(self, d: int) -> int:
+        return d + 1 if self.t % self.q == 0 else 2 * self.b + 1
+
+    def __call__(self, f, x: np.ndarray) -> np.ndarray:
+        self.queries += self.next_cost(x.shape[1])
+        self.t += 1
+        return self.grad(x)
+
+
+#: Per-coordinate noise variance (times b) of the batch claim's planted d-free estimator: its stationary
+#: excess variance is about h kappa / (2b), so b* is about h kappa / (2 tol) = 4 at h = 0.02, tol = 0.03.
+DFREE_KAPPA = 12.0
 
 
 def _b_star(bs: list[int], biases: list[float], tol: float) -> float:
@@ -64,14 +118,16 @@ def _run_bias(target, cfg, seed, d, x0, **how) -> float:
     return _off_axis_variance_bias(res.samples)
 
 
-def _batch_sweep(kind, target, cfg, seed, d, ula_bias):
+def _batch_sweep(kind, target, cfg, seed, d, ula_bias, stream: int = 2):
     """Estimator share of the variance bias (run minus exact-gradient ULA on the same start and the same Langevin
-    noise) for b = 1, 2, 4, ... until it meets the tolerance; returns (bs, excess biases)."""
+    noise) for b = 1, 2, 4, ... until it meets the tolerance; returns (bs, excess biases). ``kind`` is "vr",
+    "zo" or "dfree" (the planted d-free estimator); ``stream`` picks the estimator's random stream."""
     n = max(16, cfg.chain_dims // d)
     x0 = target.sample(n, np.random.default_rng([seed, d]))  # stationary start: the bias is all that is measured
     bs, excess, b = [], [], 1
     while b <= cfg.b_max:
-        est = _estimator(kind, b, cfg.q, np.random.default_rng([seed, d, 2]))
+        rng = np.random.default_rng([seed, d, stream])
+        est = _DFreeNoise(target.grad, b, DFREE_KAPPA, rng) if kind == "dfree" else _estimator(kind, b, cfg.q, rng)
         bs.append(b)
         excess.append(_run_bias(target, cfg, seed, d, x0, estimator=est) - ula_bias)
         if abs(excess[-1]) <= cfg.tol:
@@ -90,25 +146,27 @@ def _batch_sweep(kind, target, cfg, seed, d, ula_bias):
     ),
     paper="Abstract ('eliminates the unfavorable dimensional dependence of the batch size required for accurate "
     "estimation'); the main theorem on the estimator's batch size",
-    control="VR's control variate switched off: the recursion g_{t-1} + Δf(x_t) - Δf(x_{t-1}) loses its two "
-    "control-variate terms and becomes plain ZO-LMC with the same b, whose b* grows like d",
+    control="VR's control variate switched off, A/A: plain ZO-LMC on its own random stream in VR's place (the "
+    "recursion g_{t-1} + Δf(x_t) - Δf(x_{t-1}) loses its two control-variate terms), whose b* grows like d",
+    positive=f"the claimed effect planted in VR's place: the exact gradient plus N(0, {DFREE_KAPPA:g}/b) noise per "
+    "coordinate, an estimator whose batch need does not depend on d, through the same sweep, b* and slope",
+    mechanisms=("control-variate",),
     judge=[
         Interval("slope log b* vs log d, VR-ZO", below=0.5),
         Interval("slope log b* vs log d, plain ZO", above=0.5),
     ],
 )
-def vr_removes_dimension_dependence(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def vr_removes_dimension_dependence(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]["dims"]
     rows = {}
+    # the arms differ in what runs in VR's slot: VR, plain ZO on its own stream (3), or the planted estimator
+    vr_kind, vr_stream = {Arm.CLAIM: ("vr", 2), Arm.NEGATIVE: ("zo", 3), Arm.POSITIVE: ("dfree", 4)}[arm]
     for d in cfg.dims:
         target = GaussianMixture.two_modes(d)
-        # the one line the control changes: the VR recursion, or plain Gaussian smoothing in its place
-        vr_kind = "zo" if control else "vr"
         x0 = target.sample(max(16, cfg.chain_dims // d), np.random.default_rng([seed, d]))
         ula = _run_bias(target, cfg, seed, d, x0, grad=target.grad)
         rows[d] = {"zo": _batch_sweep("zo", target, cfg, seed, d, ula)}
-        # (under the control the 'VR' sweep is the plain one: same estimator, same streams, same numbers)
-        rows[d]["vr"] = rows[d]["zo"] if vr_kind == "zo" else _batch_sweep("vr", target, cfg, seed, d, ula)
+        rows[d]["vr"] = _batch_sweep(vr_kind, target, cfg, seed, d, ula, stream=vr_stream)
         rows[d]["ula"] = ula
         logger.info("d=%d: %s", d, rows[d])
     star = {label: [_b_star(*rows[d][label], cfg.tol) for d in cfg.dims] for label in ("zo", "vr")}
@@ -142,7 +200,7 @@ def vr_removes_dimension_dependence(scale: Scale, seed: int, control: bool = Fal
         },
         baselines={f"var bias ULA d={d}": rows[d]["ula"] for d in cfg.dims},
         reason=reason,
-        figures={"b-star-vs-d": _plot_b_star(cfg, rows, star)},
+        figures={"b-star-vs-d": _plot_b_star(cfg, rows, star)} if arm is Arm.CLAIM else {},
     )
 
 
@@ -240,24 +298,28 @@ def _kl_start(target: GaussianMixture, scale: float, rng: np.random.Generator, n
     ),
     paper="Abstract (first non-asymptotic guarantee for ZO non-log-concave sampling in relative Fisher "
     "information); synthetic experiments",
-    control="VR's control variate switched off: plain ZO-LMC (b = 4, same budget) runs in VR-ZO-LMC's place and "
-    "is as hot as the baseline, so its worst error exceeds the tolerance and is no lower than the best plain ZO's",
+    control="VR's control variate switched off: plain ZO-LMC (b = 4, same budget, on VR's own random stream, "
+    "independent of the plain ZO b = 4 baseline's) runs in VR-ZO-LMC's place and is as hot as the baseline, so "
+    "its worst error exceeds the tolerance and is no lower than the best plain ZO's",
+    positive="VR with a perfect control variate: charged VR's queries (d + 1 per refresh, 2b + 1 per correction) "
+    "at the same budget, it returns the exact gradient (ULA with VR's step count)",
+    mechanisms=("control-variate",),
     judge=[
         Interval("worst error / tolerance, VR-ZO", below=1.0),
         Interval("worst error / tolerance, best plain ZO - VR-ZO", above=0.0),
     ],
 )
-def non_log_concave(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def non_log_concave(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]["nlc"]
     target = _three_modes(cfg.dim)
     x0 = cfg.init_scale * np.random.default_rng([seed, 0]).standard_normal((cfg.n_chains, cfg.dim))
-    runs = {
-        # the one line the control changes: the VR estimator, or plain Gaussian smoothing in its place
-        "VR-ZO": (
-            GaussianSmoothing(b=cfg.b, rng=np.random.default_rng([seed, 2]))
-            if control
-            else VarianceReduced(b=cfg.b, q=cfg.q, rng=np.random.default_rng([seed, 2]))
-        ),
+    vr_rng = np.random.default_rng([seed, 2])
+    runs = {  # the arms differ in VR's slot only: VR, plain Gaussian smoothing, or the perfect control variate
+        "VR-ZO": {
+            Arm.CLAIM: lambda: VarianceReduced(b=cfg.b, q=cfg.q, rng=vr_rng),
+            Arm.NEGATIVE: lambda: GaussianSmoothing(b=cfg.b, rng=vr_rng),
+            Arm.POSITIVE: lambda: _PerfectVR(target.grad, cfg.b, cfg.q),
+        }[arm](),
     }
     for k, b in enumerate(cfg.zo_batches):
         runs[f"plain ZO b={b}"] = GaussianSmoothing(b=b, rng=np.random.default_rng([seed, 3 + k]))
@@ -316,7 +378,7 @@ def non_log_concave(scale: Scale, seed: int, control: bool = False) -> ClaimResu
         paper={"relative Fisher information": "first non-asymptotic guarantee for ZO non-log-concave sampling"},
         baselines=baselines,
         reason=reason,
-        figures={"fisher-vs-queries": _plot_fisher(fisher, kl0, cfg)},
+        figures={"fisher-vs-queries": _plot_fisher(fisher, kl0, cfg)} if arm is Arm.CLAIM else {},
     )
 
 
@@ -366,14 +428,17 @@ def _rmse(a: np.ndarray, b: np.ndarray) -> float:
     paper="Abstract (ZO-APMC; 'strong empirical performance on practical linear and nonlinear inverse problems'); "
     "EnKG is the paper's derivative-free comparator",
     control="VR's control variate switched off: its recursion becomes plain ZO with the same b = 4 (b + 1 queries "
-    "a step), so 'ZO-APMC' loses the variance reduction and falls behind naive ZO-APMC",
+    "a step, VR's own random stream), so 'ZO-APMC' loses the variance reduction and falls behind naive ZO-APMC",
+    positive="the oracle component in VR's place: exact-gradient APMC (autograd through the forward model) on VR's "
+    "random stream, i.e. a zeroth-order estimator without error",
+    mechanisms=("control-variate-apmc",),
     judge=[
         Interval("mean RMSE to oracle, naive - VR", above=0.0),
         Interval("std RMSE to oracle, naive - VR", above=0.0),
         Interval("mean RMSE to oracle, EnKG - VR", above=0.0),
     ],
 )
-def zo_apmc_v2(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
+def zo_apmc_v2(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     from .apmc import InverseProblem, make_forward, psnr, zo_apmc
     from .data import available, load_images
 
@@ -393,8 +458,13 @@ def zo_apmc_v2(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
     methods = {
         "oracle": dict(method="oracle", steps_per_level=cfg.steps_per_level),
         "oracle rerun": dict(method="oracle", steps_per_level=cfg.steps_per_level),
-        # the one line the control changes: the VR estimator, or plain ZO with the same b (control variate off)
-        "VR": dict(method="zo" if control else "vr-zo", b=cfg.b, q=cfg.q, steps_per_level=cfg.steps_per_level),
+        # the arms differ here: the VR estimator, plain ZO with the same b (control variate off), or the oracle
+        "VR": dict(
+            method={Arm.CLAIM: "vr-zo", Arm.NEGATIVE: "zo", Arm.POSITIVE: "oracle"}[arm],
+            b=cfg.b,
+            q=cfg.q,
+            steps_per_level=cfg.steps_per_level,
+        ),
         "naive": dict(method="zo", b=b_naive, steps_per_level=cfg.steps_per_level),
         "EnKG": dict(method="enkg", steps_per_level=enkg_steps),
     }
@@ -458,7 +528,7 @@ def zo_apmc_v2(scale: Scale, seed: int, control: bool = False) -> ClaimResult:
         },
         baselines=baselines,
         reason=reason,
-        figures={"posterior": _plot_posterior(example, cfg.size)},
+        figures={"posterior": _plot_posterior(example, cfg.size)} if arm is Arm.CLAIM else {},
     )
 
 
@@ -482,4 +552,132 @@ def _plot_posterior(example, size):
     return fig
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# mechanisms: does the VR recursion reduce the gradient error where the claims run it?
+
+
+def _relative_mse(g: np.ndarray, g_true: np.ndarray) -> float:
+    return float(((g - g_true) ** 2).sum() / (g_true**2).sum())
+
+
+@mechanism(
+    "control-variate",
+    component="the VR recursion's control variate (the same directions at x_t and x_{t-1})",
+    measures="relative gradient MSE of plain ZO (b = 4) over that of VR-ZO (b = 4, q = 4) along an exact-ULA path "
+    "on the two-mode mixture at the batch claim's largest d and step h",
+    above=2.0,
+)
+def control_variate(scale: Scale, seed: int) -> dict[str, float]:
+    cfg = PRESETS[scale.value]["dims"]
+    d = cfg.dims[-1]
+    target = GaussianMixture.two_modes(d)
+    rng = np.random.default_rng([seed, d, 7])
+    x = target.sample(max(16, cfg.chain_dims // d), rng)
+    vr, zo = VarianceReduced(b=4, q=cfg.q, rng=rng), GaussianSmoothing(b=4, rng=rng)
+    err = {"vr": [], "zo": []}
+    for _ in range(8 * cfg.q):
+        g = target.grad(x)
+        err["vr"].append(_relative_mse(vr(target.potential, x), g))
+        err["zo"].append(_relative_mse(zo(target.potential, x), g))
+        x = x - cfg.step * g + np.sqrt(2 * cfg.step) * rng.standard_normal(x.shape)
+    mse = {k: float(np.mean(v)) for k, v in err.items()}
+    return {"control-variate": mse["zo"] / mse["vr"], "relative MSE VR": mse["vr"], "relative MSE plain ZO": mse["zo"]}
+
+
+@mechanism(
+    "control-variate-apmc",
+    component="the VR recursion inside ZO-APMC (likelihood-dominated, sigma_y = 0.01)",
+    measures="relative MSE of the data-fit gradient of naive ZO at ZO-APMC's query budget over that of VR "
+    "(b = 4, q = 6), along an exact-gradient APMC path at the last noise level",
+    above=1.0,
+)
+def control_variate_apmc(scale: Scale, seed: int) -> dict[str, float]:
+    from .apmc import InverseProblem, make_forward
+    from .data import available, load_images
+
+    cfg = PRESETS[scale.value]["apmc"]
+    data = cfg.data if available(cfg.data) else "shapes"
+    prior = _trained_prior(data, cfg.size, cfg.prior_steps, cfg.prior_width)
+    img = load_images(data, split="test", size=cfg.size, n=1, rng=np.random.default_rng([seed, 0]))[0]
+    problem = InverseProblem.simulate(make_forward(cfg.problem, cfg.size), img, cfg.sigma_y,
+                                      np.random.default_rng([seed, 1, 0]))  # fmt: skip
+    d, n_steps = cfg.size**2, cfg.n_levels * cfg.steps_per_level
+    per_step = sum((d + 1) if t % cfg.q == 0 else 2 * cfg.b + 1 for t in range(n_steps)) / n_steps
+    rng = np.random.default_rng([seed, 8])
+    f = problem.residual_black_box()
+    vr = VarianceReduced(b=cfg.b, q=cfg.q, rng=rng)
+    naive = GaussianSmoothing(b=max(1, round(per_step) - 1), rng=rng)
+    sigmas = np.geomspace(*cfg.sigma_range, cfg.n_levels)
+    x = sigmas[0] * rng.standard_normal((cfg.n_chains, d))
+    err = {"vr": [], "naive": []}
+    for level, sigma in enumerate(sigmas):  # the oracle's annealed Langevin path (the claim's schedule)
+        gamma, weight = cfg.step_scale * sigma**2, 1.0 / (problem.sigma_y**2 + sigma**2)
+        for _ in range(cfg.steps_per_level):
+            g = problem.residual_grad(x)
+            if level == len(sigmas) - 1:  # the likelihood-dominated end, where the recursion must keep up
+                err["vr"].append(_relative_mse(vr(f, x), g))
+                err["naive"].append(_relative_mse(naive(f, x), g))
+            x = x + gamma * (prior.score(x, sigma) - weight * g) + np.sqrt(2 * gamma) * rng.standard_normal(x.shape)
+    mse = {k: float(np.mean(v)) for k, v in err.items()}
+    return {
+        "control-variate-apmc": mse["naive"] / mse["vr"],
+        "relative MSE VR": mse["vr"],
+        "relative MSE naive ZO": mse["naive"],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# measures, validated both ways
+
+
+def _variance_bias_check(seed: int) -> dict[str, float]:
+    """|excess off-axis variance bias| (the run's bias minus exact-gradient ULA's on the same start and Langevin
+    noise) of the batch claim, at `small`'s chain count and smallest d: the exact gradient is the truth (0 by
+    construction); an unbiased estimator with negligible noise (exact gradient + N(0, 1e-4), its own stream:
+    the null) must stay within the 0.03 tolerance; ZO and VR at b = 1 must score worse than the truth."""
+    cfg = PRESETS["small"]["dims"]
+    d = cfg.dims[0]
+    target = GaussianMixture.two_modes(d)
+    x0 = target.sample(max(16, cfg.chain_dims // d), np.random.default_rng([seed, d]))
+    ula = _run_bias(target, cfg, seed, d, x0, grad=target.grad)
+    null = _DFreeNoise(target.grad, 1, 1e-4, np.random.default_rng([seed, d, 99]))
+    scores = {"truth": 0.0, "null": abs(_run_bias(target, cfg, seed, d, x0, estimator=null) - ula)}
+    for kind in ("zo", "vr"):
+        est = _estimator(kind, 1, cfg.q, np.random.default_rng([seed, d, 2]))
+        scores[f"{kind} b=1"] = abs(_run_bias(target, cfg, seed, d, x0, estimator=est) - ula)
+    return scores
+
+
+def _worst_error_check(seed: int) -> dict[str, float]:
+    """Worst error / tolerance of the non-log-concave claim on as many samples as `small` pools: exact samples
+    (truth) score best; the chains' start N(0, 1.5^2 I), a sampler that never moved (the null), must fail the
+    tolerances; so must a law heated like plain ZO (b = 4) and one with equal mode weights."""
+    cfg = PRESETS["small"]["nlc"]
+    target = _three_modes(cfg.dim)
+    rng = np.random.default_rng([seed, 97])
+    n = cfg.n_chains * cfg.n_snapshots // 4
+    exact = target.sample(n, rng)
+    hot = exact.copy()
+    hot[:, 2:] *= np.sqrt(1 + cfg.step * cfg.dim / (2 * cfg.b))  # plain ZO's stationary heat h d / (2b)
+    equal = GaussianMixture(target.means, np.full(3, 1 / 3), np.ones(3)).sample(n, rng)
+    start = cfg.init_scale * rng.standard_normal((n, cfg.dim))
+
+    def worst(x):
+        e = _nlc_errors(target, x)
+        return max(e[k] / t for k, t in NLC_TOL.items())
+
+    return {
+        "truth": worst(exact),
+        "hot (plain ZO b=4)": worst(hot),
+        "equal weights": worst(equal),
+        "null": worst(start),
+    }
+
+
+MEASURES = [
+    MeasureCheck("|excess off-axis variance bias|", _variance_bias_check, null_band=(0.0, 0.03),
+                 higher_is_better=False),
+    MeasureCheck("worst error / tolerance", _worst_error_check, null_band=(1.0, 1e9), higher_is_better=False),
+]  # fmt: skip
+MECHANISMS = [control_variate, control_variate_apmc]
 CLAIMS = [vr_removes_dimension_dependence, non_log_concave, zo_apmc_v2]
