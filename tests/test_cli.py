@@ -369,3 +369,21 @@ def test_every_command_a_readme_shows_parses(system_id, capsys):
             parser.parse_args(shlex.split(command))
         except SystemExit as exc:
             assert exc.code in (0, None), f"README command 'icml26 {system_id} {command}': {capsys.readouterr().err}"
+
+
+def test_probes_only_updates_the_mechanisms_column_and_nothing_else(tmp_path, monkeypatch, capsys):
+    copy = tmp_path / "fakecopy"
+    shutil.copytree(ROOT / "tests" / "fakesys", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.split(".")[0] == "fakecopy"]:
+        monkeypatch.delitem(sys.modules, name)
+    spec = SystemSpec("fakecopy", "t", "s", status="implemented", package="fakecopy")
+    before = (copy / "README.md").read_text()
+    argv = ["reproduce", "fakecopy", "--scale", "smoke", "--probes-only", "--update-readme", "--out", str(tmp_path)]
+    assert run(argv, {"fakecopy": spec}) == 0
+    after = (copy / "README.md").read_text()
+    row = next(line for line in after.splitlines() if line.startswith("| `averaging`"))
+    assert "(live, 1 seeds)" in row.split("|")[5] and "(live, 3 seeds)" in row.split("|")[6]  # smoke new, small kept
+    assert after.split("<!-- mechanisms:begin")[0] == before.split("<!-- mechanisms:begin")[0]  # claims untouched
+    assert "live   averaging = " in capsys.readouterr().out
+    assert run([*argv, "--claim", "x"], {"fakecopy": spec}) == 2

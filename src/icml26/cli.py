@@ -135,6 +135,8 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
         raise UsageError(f"--seeds must be at least 1; got {args.seeds}")
     if args.ray_address is not None and not args.ray_address.strip():
         raise UsageError("--ray-address needs an address: auto, local, or ray://HOST:PORT")
+    if args.probes_only and (args.claim or args.ray_address):
+        raise UsageError("--probes-only runs no claim: it takes neither --claim nor --ray-address")
     specs = [s for s in systems.values() if s.implemented] if args.all else [_spec(systems, args.id)]
     try:
         run = reproduce(
@@ -148,6 +150,7 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
             ray_address=args.ray_address,
             json_path=args.json,
             index_specs=list(systems.values()),
+            probes_only=args.probes_only,
         )
     except ReproduceError as exc:
         raise UsageError(str(exc)) from None
@@ -221,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--update-readme",
         action="store_true",
         help="rewrite the claims table in the system README (implies --controls)",
+    )
+    p.add_argument(
+        "--probes-only",
+        action="store_true",
+        help="probe the credited mechanisms and run no claim; with --update-readme only this scale's column of "
+        "the README's mechanisms block changes",
     )
     p.add_argument(
         "--ray-address",

@@ -200,13 +200,26 @@ def update_readme(
     text = _BLOCK.sub(lambda _: readme_block(summaries), text, count=1)
     if mechanisms:
         scale = summaries[0].scale if summaries else (probes[0].scale if probes else "smoke")
-        block = mechanisms_block(mechanisms, {p.name: p for p in probes}, scale, readme_probe_cells(text))
-        if _MECH_BLOCK.search(text):
-            text = _MECH_BLOCK.sub(lambda _: block, text, count=1)
-        else:
-            end = text.index(README_END) + len(README_END)
-            text = text[:end] + "\n\n" + block + text[end:]
+        text = _with_mechanisms_block(text, mechanisms, probes, scale)
     readme.write_text(text)
+
+
+def update_readme_probes(readme: Path, probes: Sequence[ProbeSummary], mechanisms: Sequence[Mechanism]) -> None:
+    """Rewrite only the probes' scale column of a README's mechanisms block (``icml26 reproduce --probes-only
+    --update-readme``): the claims table, and the other scales' probe values, stay as they are."""
+    text = readme.read_text()
+    if not _BLOCK.search(text):
+        raise ValueError(f"{readme} has no claims block; add the two marker lines:\n{README_BEGIN}\n{README_END}")
+    if probes:
+        readme.write_text(_with_mechanisms_block(text, mechanisms, probes, probes[0].scale))
+
+
+def _with_mechanisms_block(text: str, mechanisms, probes, scale: str) -> str:
+    block = mechanisms_block(mechanisms, {p.name: p for p in probes}, scale, readme_probe_cells(text))
+    if _MECH_BLOCK.search(text):
+        return _MECH_BLOCK.sub(lambda _: block, text, count=1)
+    end = text.index(README_END) + len(README_END)
+    return text[:end] + "\n\n" + block + text[end:]
 
 
 def _probe_cell(p: ProbeSummary) -> str:

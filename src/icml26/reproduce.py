@@ -146,6 +146,7 @@ def reproduce(
     index_specs: Sequence[SystemSpec] | None = None,
     progress: bool = True,
     on_summary: Callable[[ClaimSummary], None] | None = None,
+    probes_only: bool = False,
 ) -> Reproduction:
     """Run the claims of ``specs`` (with their controls and probes when ``controls``) and write the reports.
 
@@ -163,6 +164,8 @@ def reproduce(
     index_specs : the systems listed in ``index.html`` (default ``specs``).
     progress : print a line per claim (stdout) and per seed (stderr).
     on_summary : called with each claim's summary as it is ready.
+    probes_only : probe the mechanisms and run no claim: the report keeps its claims, the README only gets this
+        scale's column of the mechanisms block.
     """
     from icml26.report import update_readme as write_readme
     from icml26.report import write_index, write_system_report
@@ -175,6 +178,9 @@ def reproduce(
     jobs = plan_jobs(specs, scale, out, claim_filter=claim_filter, update_readme=update_readme)
 
     ray_runs = _run_on_ray(jobs, scale, seeds, out, ray_address, controls, progress) if ray_address else None
+
+    if probes_only:
+        return _probe_only(jobs, scale, seeds, out, update_readme, progress)
 
     result = Reproduction()
     for job in jobs:
@@ -223,6 +229,28 @@ def reproduce(
         print(f"report: {result.index}")
     if json_path:
         Path(json_path).write_text(json.dumps([s.to_dict() for s in result.all_summaries()], indent=2) + "\n")
+    return result
+
+
+def _probe_only(jobs: Sequence[Job], scale: Scale, seeds, out: Path, update_readme: bool, progress: bool):
+    """Probe every job's mechanisms; keep the earlier report's claims; update the README's probe column."""
+    from icml26.report import update_readme_probes, write_system_report
+
+    result = Reproduction()
+    for job in jobs:
+        if not job.mechanisms:
+            raise ReproduceError(f"system {job.spec.id!r} lists no MECHANISMS to probe")
+        probes = run_mechanisms(job.mechanisms, scale, seeds, on_probe=_probe_printer() if progress else None)
+        result.probes[job.spec.id] = probes
+        for p in probes.values():
+            result.crashed |= bool(p.error)
+            if progress:
+                print(f"  {'live' if p.live else 'inert':<6} {p.name} = {p.mean:.4g} ({p.rule}, {len(p.values)} seeds)")
+        earlier = _load_report(out, job.spec.id) or []
+        write_system_report(job.spec, earlier, out, probes=_merged_probes(out, job.spec.id, probes, scale))
+        if update_readme:
+            update_readme_probes(job.spec.readme, list(probes.values()), job.mechanisms)
+        result.summaries[job.spec.id] = []
     return result
 
 
