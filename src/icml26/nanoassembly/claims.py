@@ -613,10 +613,18 @@ def _correction_gain(scale: Scale, seed: int) -> dict[str, float]:
         name: _cost_per_move(evaluate(env, pol, RL_EPISODES[scale], seed=seed + 101), env.cfg.max_steps)
         for name, pol in (("trained", agent), ("unresponsive", _Unresponsive(_fresh(agent, seed))))
     }
+    # the direction of its corrections: raise the set-point after a flat trace, lower it after a kick
+    deltas = [
+        agent.deltas[int(np.argmax(agent.q[outcome, age])) % len(agent.deltas)]
+        for outcome in (1, 4)
+        for age in range(3)
+    ]
+    right = [d > 0 for d in deltas[:3]] + [d < 0 for d in deltas[3:]]
     return {
         "rl-correction": cost["unresponsive"] - cost["trained"],
         "trained actions per move": cost["trained"],
         "unresponsive actions per move": cost["unresponsive"],
+        "corrections in the physical direction": float(np.mean(right)),
     }
 
 
