@@ -232,15 +232,14 @@ def test_a_positive_control_that_crashes_is_caught(fake_spec, monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("system_id", [s.id for s in implemented() if s.id not in CONTRACT_V2])
-def test_negative_controls_fail_and_positive_controls_are_stable_across_smoke_seeds(system_id):
-    """An A/A control judged on one seed can pass by luck: each negative control must fail on seeds 1-4 too
-    (CI runs seed 0 only), so the claim's threshold sits beyond the null's noise."""
+def test_negative_controls_fail_over_five_smoke_seeds(system_id):
+    """CI runs each negative control on seed 0 only, and an A/A control judged on one seed is a coin flip: over
+    seeds 0-4, aggregated as a small run aggregates them (by the interval for a judged claim), it must fail."""
     from icml26.claims import Arm, Scale, run_claim
 
     problems = []
     for c in load_entry(SYSTEMS[system_id].claims_entry):
-        for seed in range(1, 5):
-            neg = run_claim(c, Scale.SMOKE, seeds=[seed], arm=Arm.NEGATIVE)
-            if neg.verdict == "holds":
-                problems.append(f"{c.id}: negative control holds on smoke seed {seed}")
+        neg = run_claim(c, Scale.SMOKE, seeds=5, arm=Arm.NEGATIVE)
+        if neg.verdict == "holds":
+            problems.append(f"{c.id}: negative control holds over smoke seeds 0-4 ({neg.seed_verdicts})")
     assert not problems, "\n".join(problems)
