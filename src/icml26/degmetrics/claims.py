@@ -351,11 +351,22 @@ TRUTH_CELLS = 800
 
 
 @functools.lru_cache(maxsize=8)
-def _tuned(scale: Scale, seed: int, deg_weights: bool = True, wmse_seed: int | None = None):
-    """The tuned MSE and WMSE models' test predictions (cached: the claim arm and the probe share them)."""
+def _tuned(scale: Scale, seed: int):
+    """The tuned MSE and WMSE models' test predictions (cached: the three arms and the probe share them)."""
     from icml26.degmetrics.train import tuned_predictions
 
-    return tuned_predictions(LOSS_PRESETS[scale], seed, LR_GRIDS[scale], ARCHS, deg_weights, wmse_seed)
+    return tuned_predictions(LOSS_PRESETS[scale], seed, LR_GRIDS[scale], ARCHS)
+
+
+@functools.lru_cache(maxsize=8)
+def _tuned_aa(scale: Scale, seed: int):
+    """The A/A control's second arm: plain-MSE models on the same screen, trained on their own seed."""
+    from icml26.degmetrics.train import tuned_predictions
+
+    _, preds = tuned_predictions(
+        LOSS_PRESETS[scale], seed, LR_GRIDS[scale], ARCHS, deg_weights=False, wmse_seed=seed + 100_003, losses=("wmse",)
+    )
+    return preds
 
 
 @functools.lru_cache(maxsize=8)
@@ -401,10 +412,9 @@ def _planted(pred: np.ndarray, truth: DEGReference) -> np.ndarray:
 def wmse_loss(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     from icml26.degmetrics.train import score_against
 
+    screen, preds = _tuned(scale, seed)
     if arm is Arm.NEGATIVE:  # the A/A control: plain MSE in both arms, the second on its own seed
-        screen, preds = _tuned(scale, seed, deg_weights=False, wmse_seed=seed + 100_003)
-    else:
-        screen, preds = _tuned(scale, seed)
+        preds = {**preds, **_tuned_aa(scale, seed)}
     truth = _truth(scale, seed)
     observed = screen.test
     mean_pred = np.tile(screen.y_train.mean(axis=0), (len(observed.perturbations), 1))  # (P_test, G)

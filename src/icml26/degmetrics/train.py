@@ -259,12 +259,14 @@ def tuned_predictions(
     archs=("linear", "mlp"),
     deg_weights: bool = True,
     wmse_seed: int | None = None,
+    losses=("mse", "wmse"),
 ) -> tuple[LatentScreen, dict[str, tuple[np.ndarray, float, float]]]:
     """The latent screen and, per ``"<arch>/<loss>"``, the tuned model's test predictions (P_test, G), its
     learning rate and its validation Pearson Δ (see :func:`compare_losses_tuned`).
 
     ``wmse_seed`` gives the "wmse" arm its own seed (initialisation and validation split; default ``seed``):
-    with ``deg_weights=False`` that is an A/A control, two MSE models on independent randomness.
+    with ``deg_weights=False`` that is an A/A control, two MSE models on independent randomness. ``losses``
+    limits the arms trained (e.g. ``("wmse",)`` alone, to pair it with an MSE arm trained before).
     """
     lrs = tuple(lrs)
     if not lrs or not all(np.isfinite(lr) and lr > 0 for lr in lrs):
@@ -273,7 +275,7 @@ def tuned_predictions(
     out = {}
     fitted: dict[tuple[str, bool, float, int], nn.Module] = {}  # identical runs train once
     for arch in archs:
-        for loss in ("mse", "wmse"):
+        for loss in losses:
             weighted = loss == "wmse" and deg_weights
             arm_seed = seed if loss == "mse" or wmse_seed is None else wmse_seed
             models = []
