@@ -162,3 +162,13 @@ def test_the_mechanisms_block_keeps_other_scales_and_updates_this_one(tmp_path, 
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[4].endswith("(live, 1 seeds)") and cells[5] == "0.5 ± 0.1 (**inert**, 3 seeds)" and cells[6] == "–"
     assert text.count("mechanisms:begin") == 1 and text.index("mechanisms:begin") < text.index("## Benchmark")
+
+
+def test_a_claim_held_by_construction_keeps_its_reason_beside_an_inert_mechanism(summaries):
+    import dataclasses
+
+    inert = {"name": "gates", "measures": "channels removed", "mean": 0.0, "rule": "live when > 0.05", "live": False}
+    built = dataclasses.replace(summaries[0], by_construction="the data were built so", probes=[inert])
+    assert built.status == "holds by construction"
+    table = markdown_table([built])
+    assert "the data were built so; also mechanism gates inert (channels removed = 0" in table

@@ -132,6 +132,8 @@ def _why(s: ClaimSummary) -> str:
         inert = "; ".join(
             f"mechanism {p['name']} inert ({p['measures']} = {format_number(p['mean'])}, {p['rule']})" for p in s.inert
         )
+        if s.verdict == "holds" and s.by_construction:
+            return f"{s.by_construction}; also {inert}"
         return f"{inert}; {_reason(s)}" if s.verdict == "fails" else inert
     if s.status == "no-power":
         assert s.positive is not None
