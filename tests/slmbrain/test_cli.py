@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from icml26.cli import main as icml26_main
 
@@ -169,3 +170,29 @@ def test_odd_student_width_runs_and_all_nan_roi_is_nan_with_a_warning(tmp_path, 
     code, _, err = run(["encode", "--features", F, "--fmri", str(tmp_path / "w.npz"), "--json", str(js)], capsys)
     assert code == 0 and "no voxel with a finite score" in err
     assert all(np.isnan(row["roi_semantic"]) for row in json.loads(js.read_text(), parse_constant=float)["layers"])
+
+
+def test_encode_chooses_the_layer_on_the_training_stories_not_the_test_story(tmp_path, capsys):
+    """Issue 44: a test story that favours another layer must not change the layer the CLI chooses (and saves).
+    Training stories are driven by layer 1, the test story by layer 2: the test story scores layer 2 best, the
+    leave-stories-out CV on the training stories scores layer 1 best, and layer 1 is what is chosen."""
+    rng = np.random.default_rng(0)
+    n_tr, p, V, n_stories = 80, 6, 30, 5
+    X = rng.standard_normal((3, n_stories * n_tr, p))  # (L, n_TR, p): three unrelated layers
+    sid = np.repeat(np.arange(n_stories), n_tr)
+    W = rng.standard_normal((p, V))
+    driver = np.where(sid[:, None] == n_stories - 1, X[2] @ W, X[1] @ W)  # the test story follows layer 2
+    Y = driver + 0.5 * rng.standard_normal((n_stories * n_tr, V))
+    for name, a in (("f.npy", X), ("y.npy", Y), ("s.npy", sid)):
+        np.save(tmp_path / name, a)
+    js, out = tmp_path / "e.json", tmp_path / "r.npy"
+    argv = ["encode", "--features", str(tmp_path / "f.npy"), "--fmri", str(tmp_path / "y.npy"), "--story-ids",
+            str(tmp_path / "s.npy"), "--delays", "0", "--json", str(js), "--out", str(out)]  # fmt: skip
+    code, _, _ = run(argv, capsys)
+    assert code == 0
+    report = json.loads(js.read_text())
+    scores = [row["mean_score"] for row in report["layers"]]
+    cv = [row["cv_score"] for row in report["layers"]]
+    assert int(np.argmax(scores)) == 2  # the test story favours layer 2 ...
+    assert int(np.argmax(cv)) == 1 and report["best_layer"] == 1  # ... the training stories choose layer 1
+    assert np.nanmean(np.load(out)) == pytest.approx(scores[1])  # the saved map is the chosen layer's

@@ -159,3 +159,29 @@ def test_loaders_refuse_bad_files(tmp_path):
     (tmp_path / "g.npy").write_bytes(b"garbage")
     with pytest.raises(ValueError, match="not a readable"):
         load_fmri(tmp_path / "g.npy")
+
+
+def test_planted_generator_features_and_the_null_measure(world):
+    """The positive control of alignment-saturates and the measure check: the brain's own latents predict both
+    ROIs best; with the semantic readout projected out the semantic ROI falls and the syntactic one stays;
+    Gaussian features of the same shape predict nothing."""
+    from icml26.slmbrain.claims import _generator_features
+
+    full = predictivity_of(_generator_features(world), world.brain)[0]
+    blind = predictivity_of(_generator_features(world, drop="semantic"), world.brain)[0]
+    trained = predictivity(student(world, 16, seed=0), world)[0]
+    for roi in world.brain.rois:
+        assert full[roi] > 0.8 and full[roi] > trained[roi], (full, trained)
+    assert blind["syntactic"] > full["syntactic"] - 0.05 and blind["semantic"] < full["semantic"] - 0.3, blind
+    rng = np.random.default_rng(5)
+    noise = [rng.standard_normal(f.shape) for f in _generator_features(world)]
+    assert abs(_mean(predictivity_of(noise, world.brain)[0])) < 0.15
+
+
+def test_the_aa_label_brain_has_its_own_randomness(world):
+    """dissociation's negative control: a second label brain with its own voxel maps and noise, never the first."""
+    from icml26.slmbrain.claims import AA_STREAM
+
+    a, b = label_brain(world, 0), label_brain(world, AA_STREAM)
+    assert a.test.shape == b.test.shape and not np.array_equal(a.test, b.test)
+    assert all(not np.array_equal(x, y) for x, y in zip(a.train, b.train, strict=True))

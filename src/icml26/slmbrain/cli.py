@@ -306,6 +306,7 @@ def _encode(args) -> int:
             score = res.r_norm if rep is not None else res.r
             row = {
                 "layer": layer,
+                "cv_score": float(res.cv_score),  # leave-stories-out CV on the training stories: chooses the layer
                 "mean_r": float(np.mean(res.r)),
                 "mean_score": roi_mean(score, "all voxels"),
                 "alpha_edge_fraction": res.edge_fraction,
@@ -318,7 +319,8 @@ def _encode(args) -> int:
             print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
     finally:
         logging.getLogger("icml26.slmbrain.encoding").removeHandler(handler)
-    best = int(np.argmax([r["mean_score"] for r, _ in rows]))
+    # the layer is chosen by its cross-validated score on the training stories, never by the test story's
+    best = int(np.argmax([r["cv_score"] for r, _ in rows]))
     _write_json(args.json, {"normalised": rep is not None, "best_layer": best, "layers": [r for r, _ in rows]})
     if args.out is not None:
         save_npy(args.out, rows[best][1])

@@ -31,6 +31,10 @@ class Brain:
     test: np.ndarray  # (R, n_TR, V) repeats of the test story
     rois: dict[str, np.ndarray]  # ROI name -> voxel indices
     teacher_layer: int
+    # what the voxels are generated from: per story the word-level states (N_s, k) and the ROI readout bases
+    # (k, k_roi), applied to the pooled-standardised states (kept for the claims' planted positive controls)
+    latents: list[np.ndarray] | None = None
+    directions: dict[str, np.ndarray] | None = None
 
 
 @dataclass
@@ -208,7 +212,8 @@ def build_world(cfg: Config, seed: int) -> World:
         hs = np.split(ctx, np.cumsum([len(h) for h in raw])[:-1])
         dirs = teacher_directions(ctx, cat, cfg.n_topics)
         train, test, rois = simulate_fmri(hs, stories, dirs, cfg.voxels_per_roi, cfg.snr, cfg.repeats, rng)
-        _WORLDS[key] = World(cfg, g, text, heldout, stories, teacher, Brain(train, test, rois, layer))
+        brain = Brain(train, test, rois, layer, hs, dirs)
+        _WORLDS[key] = World(cfg, g, text, heldout, stories, teacher, brain)
         while len(_WORLDS) > _MAX_WORLDS:
             _WORLDS.pop(next(iter(_WORLDS)))
     return _WORLDS[key]
