@@ -1,0 +1,57 @@
+"""Contract v3 pieces of spik4lite: the gates act at the claims' lambda, the planted workloads, the measures."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.spik4lite.claims import MEASURES, _BatchSlice, _dense, _random_keep
+from icml26.spik4lite.config import PRESETS
+from icml26.spik4lite.measure import count_ops
+from icml26.spik4lite.model import SpikingCNN
+from icml26.spik4lite.train import RefactorConfig, spik4lite
+
+torch.set_num_threads(1)
+
+
+def _closed_fraction(lam: float, seed: int) -> float:
+    """Fraction of channels whose mean keep-probability falls below 0.5 after the smoke gated round."""
+    cfg = PRESETS["smoke"]
+    split, dense = _dense("smoke", seed)
+    probs: list = []
+    rc = RefactorConfig(lam=lam, steps_per_round=cfg.acc_round_steps, finetune_steps=0)
+    spik4lite(copy.deepcopy(dense), split, rc, seed, batch=cfg.acc_batch, finetune=False, keep_probs=probs)
+    return float((torch.cat(list(probs[0].values())) < 0.5).float().mean())
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_energy_loss_drives_the_gates_shut(seed):
+    # lambda = 0: only the task's straight-through gradient acts, and the keep-biased gates stay open; the
+    # claims' lambda makes the energy term close channels (the gates' probe is the same measurement)
+    assert _closed_fraction(0.0, seed) < _closed_fraction(PRESETS["smoke"].acc_lam, seed)
+    assert _closed_fraction(PRESETS["smoke"].acc_lam, seed) > 0.0
+
+
+def test_batch_slice_is_exactly_the_planted_workload():
+    torch.manual_seed(0)
+    net = SpikingCNN(1, 10, T=2, widths=(4, 6, 5)).eval()
+    img = torch.rand(10, 1, 8, 8)
+    sliced = _BatchSlice(net, 6)
+    with torch.no_grad():
+        assert torch.equal(sliced(img), net(img[:6]))
+    # per-image MACs of the sliced network are 6/10 of the whole network's: the workload fraction
+    assert count_ops(sliced, img).total_macs == pytest.approx(0.6 * count_ops(net, img).total_macs)
+
+
+def test_random_keep_drops_the_asked_fraction():
+    net = SpikingCNN(1, 10, T=2, widths=(10, 20, 30))
+    keep = _random_keep(net, 0.4, np.random.default_rng(1))
+    assert {k: int((~v).sum()) for k, v in keep.items()} == {"conv0": 4, "conv1": 8, "conv2": 12}
+
+
+@pytest.mark.parametrize("name", ["test accuracy [%]", "log10 max |compact - masked|"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_measures_see_the_truth_and_the_null(name, seed):
+    check = next(m for m in MEASURES if m.name == name)  # the latency measure is timed: checked by check_system
+    assert check.check(seed) == []
