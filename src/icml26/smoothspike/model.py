@@ -23,6 +23,7 @@ model is the baseline architecture plus H1 as two dense products at the ends (as
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -420,13 +421,45 @@ def load_minilm(
     return unfuse(base, rotation=rotation, ns_method=ns_method, seed=seed)
 
 
+class HaarRotation(nn.Module):
+    """A uniformly random (Haar) orthogonal n x n rotation, ``x @ Q``: the ideal spreader the randomized Hadamard
+    transform imitates (every unit vector goes to a uniform point of the sphere). Dense, O(n^2) per vector; used
+    as the oracle rotation of a positive control, not as a method."""
+
+    def __init__(self, n: int, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        q, r = torch.linalg.qr(torch.randn(n, n, generator=generator, dtype=torch.float64))
+        self.register_buffer("q", (q * torch.sign(torch.diagonal(r))).float())  # sign fix: Haar, not QR-biased
+
+    def forward(self, x: torch.Tensor, inverse: bool = False) -> torch.Tensor:
+        q = self.q.to(x.dtype)
+        return x @ (q.T if inverse else q)
+
+    def matrix(self, dtype=torch.float32) -> torch.Tensor:
+        return self.q.to(dtype)
+
+
 @torch.no_grad()
-def unfuse(base: SpikingEncoder, *, rotation: str, ns_method: str = "quintic", seed: int = 0) -> SpikingEncoder:
+def unfuse(
+    base: SpikingEncoder,
+    *,
+    rotation: str,
+    ns_method: str = "quintic",
+    seed: int = 0,
+    make_rotation: Callable[[int], nn.Module] | None = None,
+) -> SpikingEncoder:
     """The inverse of :func:`fuse`: a rotated model whose un-rotated weights equal ``base``'s (so that its
     linear maps, read in the original basis, are the same). Used to start rotated and plain models from the same
-    pretrained weights."""
+    pretrained weights. ``make_rotation(n)``, when given, replaces every rotation (H1, H2, H3) of the
+    ``rotation`` model by another n x n one (e.g. :class:`HaarRotation`) before the weights are set."""
     cfg = EncoderConfig(**{**asdict(base.cfg), "rotation": rotation, "ns_method": ns_method})
     model = SpikingEncoder(cfg, seed=seed).to(base.word.weight.dtype)
+    if make_rotation is not None:
+        if model.h1 is None:
+            raise ValueError("make_rotation replaces the rotations of a rotated model; rotation is 'none'")
+        model.h1 = make_rotation(cfg.dim)
+        for blk in model.blocks:
+            blk.h2, blk.h3 = make_rotation(cfg.dim), make_rotation(cfg.hidden)
     state = {k: v for k, v in base.state_dict().items() if k in model.state_dict()}
     model.load_state_dict(state, strict=False)
     # the fused weights of `model` must equal base's weights: set W such that fuse(model) == base, i.e.
