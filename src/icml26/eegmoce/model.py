@@ -633,19 +633,23 @@ def cross_validate(
     seed: int = 0,
     dtype=torch.float64,
     keep_models: bool = False,
+    init_seed: int | None = None,
 ) -> CVResult:
     """Subject-grouped CV of one arm: train on the training subjects, test on held-out subjects (cross-subject).
-    ``keep_models`` keeps each fold's trained model in ``.models`` (the claims' controls re-test them)."""
+    ``keep_models`` keeps each fold's trained model in ``.models`` (the claims' controls re-test them).
+    ``init_seed`` (default ``seed``) seeds the initialisations and minibatches only, so that a second run on the
+    same folds is an independent replicate (an A/A partner)."""
     from sklearn.metrics import balanced_accuracy_score, f1_score
 
     res = CVResult(arm)
     shapes = {m: x.shape[1:] for m, x in d.modalities.items()}
     splits = folds(d, cv, n_folds, seed)
     for f, (tr, te) in enumerate(splits):
+        init = (seed if init_seed is None else init_seed) * 1000 + f
         with torch.random.fork_rng(devices=[]):  # local seeding: the global generator is restored afterwards
-            torch.manual_seed(seed * 1000 + f)
+            torch.manual_seed(init)
             model = build_model(arm, shapes, d.fs, d.n_classes, mcfg).to(dtype)
-            train(model, d.subset(tr), tcfg, seed * 1000 + f, dtype)
+            train(model, d.subset(tr), tcfg, init, dtype)
             pred, contrib = predict(model, d.subset(te), dtype)
         res.balanced_accuracy.append(float(balanced_accuracy_score(d.y[te], pred)))
         log.info("%s fold %d/%d: balanced accuracy %.3f", arm, f + 1, len(splits), res.balanced_accuracy[-1])
@@ -659,9 +663,10 @@ def cross_validate(
     return res
 
 
-def tangent_space_cv(d: MultimodalData, splits, seed: int = 0) -> list[float]:
+def tangent_space_cv(d: MultimodalData, splits, seed: int = 0, *, predictions: bool = False):
     """pyriemann baseline on EEG only: OAS covariances re-centred per subject to the identity (unsupervised, the
-    Riemannian analogue of domain BN), tangent space at the training mean, logistic regression."""
+    Riemannian analogue of domain BN), tangent space at the training mean, logistic regression. Returns the
+    balanced accuracy per fold, or with ``predictions`` the test predictions per fold."""
     from pyriemann.estimation import Covariances
     from pyriemann.geometry.base import invsqrtm
     from pyriemann.geometry.mean import mean_riemann
@@ -678,5 +683,6 @@ def tangent_space_cv(d: MultimodalData, splits, seed: int = 0) -> list[float]:
     for tr, te in splits:
         ts = TangentSpace(metric="riemann").fit(C[tr])
         clf = LogisticRegression(max_iter=500).fit(ts.transform(C[tr]), d.y[tr])
-        out.append(float(balanced_accuracy_score(d.y[te], clf.predict(ts.transform(C[te])))))
+        pred = clf.predict(ts.transform(C[te]))
+        out.append(pred if predictions else float(balanced_accuracy_score(d.y[te], pred)))
     return out
