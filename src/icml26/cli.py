@@ -135,6 +135,8 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
         raise UsageError(f"--seeds must be at least 1; got {args.seeds}")
     if args.ray_address is not None and not args.ray_address.strip():
         raise UsageError("--ray-address needs an address: auto, local, or ray://HOST:PORT")
+    if args.threads < 1:
+        raise UsageError(f"--threads must be at least 1; got {args.threads}")
     if args.probes_only and (args.claim or args.ray_address):
         raise UsageError("--probes-only runs no claim: it takes neither --claim nor --ray-address")
     specs = [s for s in systems.values() if s.implemented] if args.all else [_spec(systems, args.id)]
@@ -151,6 +153,7 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
             json_path=args.json,
             index_specs=list(systems.values()),
             probes_only=args.probes_only,
+            threads=args.threads,
         )
     except ReproduceError as exc:
         raise UsageError(str(exc)) from None
@@ -224,6 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--update-readme",
         action="store_true",
         help="rewrite the claims table in the system README (implies --controls)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS/OpenMP/torch threads per process (default 1: the claims' models are small, and on a 2-core "
+        "laptop more threads are often slower)",
     )
     p.add_argument(
         "--probes-only",

@@ -147,6 +147,7 @@ def reproduce(
     progress: bool = True,
     on_summary: Callable[[ClaimSummary], None] | None = None,
     probes_only: bool = False,
+    threads: int | None = None,
 ) -> Reproduction:
     """Run the claims of ``specs`` (with their controls and probes when ``controls``) and write the reports.
 
@@ -166,6 +167,8 @@ def reproduce(
     on_summary : called with each claim's summary as it is ready.
     probes_only : probe the mechanisms and run no claim: the report keeps its claims, the README only gets this
         scale's column of the mechanisms block.
+    threads : BLAS/OpenMP/torch threads for the run (``None`` leaves them as they are). The CLI passes 1: the
+        claims' models are small, and on a 2-core laptop two threads are often several times slower.
     """
     from icml26.report import update_readme as write_readme
     from icml26.report import write_index, write_system_report
@@ -175,10 +178,14 @@ def reproduce(
         raise ReproduceError(f"seeds must be at least 1; got {seeds}")
     out = Path(out)
     controls = controls or update_readme  # a README table always shows each claim's controls
+    if threads is not None:
+        _limit_threads(threads, before_imports=True)
     jobs = plan_jobs(specs, scale, out, claim_filter=claim_filter, update_readme=update_readme)
 
     ray_runs = _run_on_ray(jobs, scale, seeds, out, ray_address, controls, progress) if ray_address else None
 
+    if threads is not None:
+        _limit_threads(threads, before_imports=False)  # the systems' modules are imported now (torch among them)
     if probes_only:
         return _probe_only(jobs, scale, seeds, out, update_readme, progress)
 
@@ -230,6 +237,28 @@ def reproduce(
     if json_path:
         Path(json_path).write_text(json.dumps([s.to_dict() for s in result.all_summaries()], indent=2) + "\n")
     return result
+
+
+def _limit_threads(threads: int, *, before_imports: bool) -> None:
+    """Cap the threads of BLAS, OpenMP and torch: through the environment for libraries not imported yet, and
+    through threadpoolctl and torch's own setting for those already loaded."""
+    import os
+
+    if threads < 1:
+        raise ReproduceError(f"threads must be at least 1; got {threads}")
+    if before_imports:
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(threads)
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # threadpoolctl comes with scikit-learn; without it the environment has to do
+        pass
+    else:
+        threadpool_limits(threads)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
 
 
 def _probe_only(jobs: Sequence[Job], scale: Scale, seeds, out: Path, update_readme: bool, progress: bool):

@@ -19,7 +19,6 @@ from icml26.report import MECHANISMS_BEGIN, README_BEGIN, readme_verdicts
 
 #: Headings every system README must have (DESIGN.md: usage, claims, benchmark, deviations).
 README_SECTIONS = ("## Usage", "## Claims", "## Benchmark", "## Deviations from the paper")
-SMOKE_CLAIM_SECONDS = 60.0
 
 
 def check_claims_module(claims: Any, system_id: str, module: Any = None) -> list[str]:
@@ -112,12 +111,13 @@ _NULLS = (0.0, 1.0)
 
 
 def check_claim_runs(c: Claim, seed: int = 0, *, v3: bool = True) -> list[str]:
-    """Run a claim and its controls at smoke scale: none may crash or be slow; the negative control must fail
+    """Run a claim and its controls at smoke scale: none may crash; the negative control must fail
     (a control that holds means the claim cannot fail); with ``v3`` (contract v3) the claim must declare a
     positive control, which must measure the same quantities, and neither control may be bit-for-bit the claim
     or, for a judged claim, the negative control's statistic may not sit exactly at the null of identical arms.
 
-    A claim that is ``not-measured`` here (it needs a GPU, say) passes when its controls are too. A positive
+    A claim that is ``not-measured`` here (it needs a GPU, say) passes when its controls are too. Nothing is
+    timed here (a loaded machine would make it flaky): the suite's 15-minute budget is watched in CI instead. A positive
     control need not hold at smoke: the claim then reports ``no-power``, which the report shows with its reason.
     """
     problems = []
@@ -133,8 +133,6 @@ def check_claim_runs(c: Claim, seed: int = 0, *, v3: bool = True) -> list[str]:
     for run, label in arms:
         if run.verdict == "error":
             problems.append(f"{c.id}: {label} crashed at smoke scale:\n{run.error}")
-        elif run.wall_time_s > SMOKE_CLAIM_SECONDS:
-            problems.append(f"{c.id}: {label} took {run.wall_time_s:.0f} s (> {SMOKE_CLAIM_SECONDS:.0f} s)")
     measured = ("holds", "fails")
     for run, label in arms[1:]:
         if summary.verdict not in measured or run.verdict not in measured:
