@@ -43,19 +43,10 @@ def test_planned_systems_have_no_half_built_folder():
             assert not spec.folder.exists(), f"{spec.id} has a folder but is still 'planned'"
 
 
-# Systems still on contract v2 (no positive controls, mechanisms or measure checks yet): issue 39 moves them
-# to v3 one by one. The list only shrinks; a system leaves it when check_system(v3=True) passes.
-CONTRACT_V2 = {"spik4lite", "eegmoce", "smoothspike"}
-
-
 @pytest.mark.parametrize("system_id", [s.id for s in implemented()])
 def test_implemented_system_honours_the_contract(system_id):
-    problems = check_system(SYSTEMS[system_id], v3=system_id not in CONTRACT_V2)
+    problems = check_system(SYSTEMS[system_id])
     assert not problems, "\n".join(problems)
-
-
-def test_systems_on_contract_v2_exist():
-    assert CONTRACT_V2 <= set(SYSTEMS), "a system left the registry: drop it from CONTRACT_V2"
 
 
 def test_the_contract_checker_passes_the_fake_system(fake_spec):
@@ -157,7 +148,7 @@ def test_the_contract_checker_rejects_a_claim_without_a_positive_control(fake_sp
     monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, no_positive])
     problems = check_system(fake_spec)
     assert len(problems) == 1 and problems[0].startswith("fakesys/no-positive-v1: no positive control")
-    # under contract v2 the same claim passes: that is what CONTRACT_V2 allows, and only there
+    # under contract v2 (check_system(v3=False), for code written before positive controls) the same claim passes
     assert check_system(fake_spec, v3=False) == []
 
 
@@ -227,7 +218,7 @@ def test_a_positive_control_that_crashes_is_caught(fake_spec, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("system_id", [s.id for s in implemented() if s.id not in CONTRACT_V2])
+@pytest.mark.parametrize("system_id", [s.id for s in implemented()])
 def test_negative_controls_fail_over_five_smoke_seeds(system_id):
     """CI runs each negative control on seed 0 only, and an A/A control judged on one seed is a coin flip: over
     seeds 0-4, aggregated as a small run aggregates them (by the interval for a judged claim), it must fail."""
