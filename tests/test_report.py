@@ -172,3 +172,13 @@ def test_a_claim_held_by_construction_keeps_its_reason_beside_an_inert_mechanism
     assert built.status == "holds by construction"
     table = markdown_table([built])
     assert "the data were built so; also mechanism gates inert (channels removed = 0" in table
+
+
+def test_readme_scale_is_read_back_for_the_list(tmp_path, summaries):
+    from icml26.report import readme_scale
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{README_BEGIN}\n{README_END}\n")
+    assert readme_scale(readme) is None
+    update_readme(readme, summaries)
+    assert readme_scale(readme) == "smoke" and readme_scale(tmp_path / "missing.md") is None

@@ -59,15 +59,18 @@ def _import_entry(spec: SystemSpec, entry: str, default=_registry._REQUIRED):
 
 
 def _claim_counts(spec: SystemSpec) -> str:
-    """``holds/fails/no-power/not-measured`` of the README's claims table (``+N`` other: unchecked, errors)."""
-    from icml26.report import count_outcomes, readme_verdicts
+    """``holds/fails/no-power/not-measured`` of the README's claims table (``+N`` other: unchecked, errors), with
+    the table's scale when it is not ``small``."""
+    from icml26.report import count_outcomes, readme_scale, readme_verdicts
 
     verdicts = readme_verdicts(spec.readme) if spec.implemented else None
     if not verdicts:
         return "–"
     n = count_outcomes(verdicts)
     text = "/".join(str(n[k]) for k in ("holds", "fails", "no-power", "not-measured"))
-    return text + (f" +{n['other']}" if n["other"] else "")
+    text += f" +{n['other']}" if n["other"] else ""
+    scale = readme_scale(spec.readme)
+    return text + (f" ({scale})" if scale and scale != "small" else "")
 
 
 def list_markdown(systems: Mapping[str, SystemSpec]) -> str:
@@ -85,10 +88,10 @@ def cmd_list(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -> int
         sys.stdout.write(list_markdown(systems))
         return EXIT_OK
     width = 70
-    print(f"{'id':<14} {'status':<12} {'h/f/np/nm':<11} paper")
+    print(f"{'id':<14} {'status':<12} {'h/f/np/nm':<19} paper")
     for spec in systems.values():
         title = spec.title if len(spec.title) <= width else spec.title[: width - 1] + "…"
-        print(f"{spec.id:<14} {spec.status:<12} {_claim_counts(spec):<11} {title}")
+        print(f"{spec.id:<14} {spec.status:<12} {_claim_counts(spec):<19} {title}")
     return EXIT_OK
 
 

@@ -328,6 +328,13 @@ def readme_verdicts(readme: Path) -> list[str] | None:
     return verdicts
 
 
+def readme_scale(readme: Path) -> str | None:
+    """The scale the README's generated claims table was run at (None without a block)."""
+    match = _BLOCK.search(readme.read_text()) if readme.is_file() else None
+    found = re.search(r"Scale `([a-z]+)`", match.group(0)) if match else None
+    return found.group(1) if found else None
+
+
 def count_outcomes(statuses: Iterable[str]) -> dict[str, int]:
     """How many statuses are each of :data:`icml26.claims.OUTCOMES`; the rest (unchecked holds or fails,
     holds by construction, errors) under ``other``."""
