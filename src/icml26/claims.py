@@ -100,7 +100,19 @@ _VERSIONED_LIBRARIES = {  # imported module -> distribution name
 }
 
 
-class Scale(StrEnum):
+class _Choice(StrEnum):
+    """A string enum whose ``parse`` names the allowed values in its error."""
+
+    @classmethod
+    def parse(cls, value: str | StrEnum):
+        try:
+            return cls(value)
+        except ValueError:
+            allowed = ", ".join(member.value for member in cls)
+            raise ValueError(f"{cls.__name__.lower()} must be one of {allowed}; got {value!r}") from None
+
+
+class Scale(_Choice):
     """How big a claim run is.
 
     ``smoke``: seconds, runs in the default test suite. ``small``: minutes on a 2-core laptop, what
@@ -111,32 +123,18 @@ class Scale(StrEnum):
     SMALL = "small"
     PAPER = "paper"
 
-    @classmethod
-    def parse(cls, value: str | Scale) -> Scale:
-        try:
-            return cls(value)
-        except ValueError:
-            raise ValueError(f"scale must be one of {', '.join(s.value for s in cls)}; got {value!r}") from None
-
     @property
     def default_seeds(self) -> int:
         """Seeds run when the user does not say: one for smoke, three otherwise (mean ± spread)."""
         return 1 if self is Scale.SMOKE else 3
 
 
-class Arm(StrEnum):
+class Arm(_Choice):
     """Which arm of a claim runs: the paper's method, its negative control or its positive control."""
 
     CLAIM = "claim"
     NEGATIVE = "negative"
     POSITIVE = "positive"
-
-    @classmethod
-    def parse(cls, value: str | Arm) -> Arm:
-        try:
-            return cls(value)
-        except ValueError:
-            raise ValueError(f"arm must be one of {', '.join(a.value for a in cls)}; got {value!r}") from None
 
 
 #: Smallest number of seeds a judged (interval) claim runs by default outside ``smoke``.
