@@ -259,7 +259,7 @@ def test_missing_optional_dependency_gives_an_install_hint(capsys, monkeypatch):
 
 
 def _raise_missing(name):
-    def load_entry(entry):
+    def load_entry(entry, default=None):
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
     return load_entry

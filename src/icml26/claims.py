@@ -812,11 +812,6 @@ class SeedRun:
         self.arm = Arm.parse(self.arm).value
 
     @property
-    def control(self) -> bool:
-        """Whether this is the negative control's run."""
-        return self.arm == Arm.NEGATIVE.value
-
-    @property
     def verdict(self) -> str:
         return "error" if self.result is None else self.result.verdict
 

@@ -172,16 +172,9 @@ def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSp
     except SystemExit as exc:  # argparse inside the system's CLI
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
     except (ValueError, OSError, EOFError) as exc:
-        raise UsageError(f"{system_id}: {_one_line(exc)}") from None
+        from icml26._util.cli import one_line
 
-
-def _one_line(exc: BaseException) -> str:
-    """The first line of an error's message (library messages can run to screens), named by its type if empty."""
-    text = str(exc).strip()
-    if isinstance(exc, OSError) and exc.filename and exc.strerror:
-        text = f"{exc.filename}: {exc.strerror}"
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return first + (" (...)" if len(text.splitlines()) > 1 else "")
+        raise UsageError(f"{system_id}: {one_line(exc)}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -196,9 +196,7 @@ def update_readme(
     """Replace the generated claims block of a system README (the markers must already be there) and, when
     the system names mechanisms, this scale's column of the mechanisms block (added after the claims block
     when missing; the other scales' values are kept)."""
-    text = readme.read_text()
-    if not _BLOCK.search(text):
-        raise ValueError(f"{readme} has no claims block; add the two marker lines:\n{README_BEGIN}\n{README_END}")
+    text = _readme_text(readme)
     text = _BLOCK.sub(lambda _: readme_block(summaries), text, count=1)
     if mechanisms:
         scale = summaries[0].scale if summaries else (probes[0].scale if probes else "smoke")
@@ -209,11 +207,17 @@ def update_readme(
 def update_readme_probes(readme: Path, probes: Sequence[ProbeSummary], mechanisms: Sequence[Mechanism]) -> None:
     """Rewrite only the probes' scale column of a README's mechanisms block (``icml26 reproduce --probes-only
     --update-readme``): the claims table, and the other scales' probe values, stay as they are."""
+    text = _readme_text(readme)
+    if probes:
+        readme.write_text(_with_mechanisms_block(text, mechanisms, probes, probes[0].scale))
+
+
+def _readme_text(readme: Path) -> str:
+    """A system README's text; it must hold the claims block's two marker lines."""
     text = readme.read_text()
     if not _BLOCK.search(text):
         raise ValueError(f"{readme} has no claims block; add the two marker lines:\n{README_BEGIN}\n{README_END}")
-    if probes:
-        readme.write_text(_with_mechanisms_block(text, mechanisms, probes, probes[0].scale))
+    return text
 
 
 def _with_mechanisms_block(text: str, mechanisms, probes, scale: str) -> str:

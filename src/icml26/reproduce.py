@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from icml26 import registry as _registry
+from icml26._util.cli import one_line
 from icml26.claims import (
     Arm,
     Claim,
@@ -52,8 +53,6 @@ class ReproduceError(ValueError):
 def import_entry(spec: SystemSpec, entry: str, default: Any = _registry._REQUIRED) -> Any:
     """Load a system entry point; a missing optional dependency becomes a one-line install hint."""
     try:
-        if default is _registry._REQUIRED:
-            return _registry.load_entry(entry)
         return _registry.load_entry(entry, default)
     except ModuleNotFoundError as exc:
         missing = exc.name or "?"
@@ -338,9 +337,7 @@ def _summary_from_runs(claim_obj: Claim, scale: Scale, seeds, runs, figure_dir: 
 
     def summary(arm: Arm) -> ClaimSummary:
         keys = [run_key(claim_obj.id, scale.value, s, arm) for s in seed_list(claim_obj, scale, seeds)]
-        chosen = [runs[k] for k in keys]
-        crash = next((i for i, r in enumerate(chosen) if r.result is None), None)
-        chosen = chosen if crash is None else chosen[: crash + 1]  # as the sequential runner stops at a crash
+        chosen = [runs[k] for k in keys]  # summarize_claim drops the runs after a crash, as the runner stops there
         figures = chosen[0].save_figures(figure_dir) if arm is Arm.CLAIM else []
         return summarize_claim(claim_obj, scale, chosen, figures)
 
@@ -393,9 +390,3 @@ def check_readme_matches(spec: SystemSpec, earlier, rerun: set[str], all_claims,
             f"the report in {out / spec.id} lacks {', '.join(dropped)} (at this scale), so the README would lose "
             "their rows; use the --out of the run that wrote the README, or re-run every claim"
         )
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one line: its message's first line, or its type's name."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

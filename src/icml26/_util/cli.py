@@ -129,3 +129,12 @@ nonnegative_int = bounded_int(0)
 nonnegative_int.__doc__ = "An integer >= 0."
 seed_int = bounded_int(0, 2**32 - 1, what="numpy and torch take 32-bit seeds")
 seed_int.__doc__ = "A random seed: an integer in [0, 2**32 - 1]."
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an error's message (library messages can run to screens), named by its type if empty."""
+    text = str(exc).strip()
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first + (" (...)" if len(text.splitlines()) > 1 else "")
