@@ -53,8 +53,22 @@ def test_uniform_sphere_points_have_unit_norm_maxima_in_range():
     assert np.all((m > 1 / 8) & (m <= 1.0))
 
 
-@pytest.mark.parametrize("name", ["bound exceed rate", "accuracy gain [pt]"])
+@pytest.mark.parametrize(
+    "name", ["bound exceed rate", "accuracy gain [pt]", "|accuracy gain - 8.2| of a planted 8.2 pt"]
+)
 @pytest.mark.parametrize("seed", [0, 2])
 def test_measures_see_the_truth_and_the_null(name, seed):
     check = next(m for m in MEASURES if m.name == name)
     assert check.check(seed) == []
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_accuracy_gain_reads_planted_gains_at_their_size(seed):
+    """The judged gain reads a planted gain at its size (up to the 64 smoke tweets' granularity of 1.6 points)
+    and the null (random answerers) at 0 within a band far narrower than the paper's 8.2 points."""
+    from icml26.smoothspike.claims import _gain_readings
+
+    r = _gain_readings(seed)
+    for points in (4.1, 8.2, 16.4):
+        assert r[f"planted {points:g} pt"] == pytest.approx(points, abs=100 / 64 / 2 + 1e-9)
+    assert abs(r["null"]) < 1.0
