@@ -5,9 +5,10 @@ machine is shared and the statements are about the number of operations.
 
 Contract v3: every claim runs three arms (``Arm``): the negative control sabotages the input (copied
 variable columns, shuffled y, the gadget of the complete graph) and the positive control plants the effect
-exactly (the theory's labelled-tree count, the oracle search returning the target's own form, the answer key
-of Eq. R1). ``MECHANISMS`` probes the deduplication of the FPT search and the clique gadget's non-edge rows;
-``MEASURES`` validates the form-recovery measure both ways.
+(the theory's labelled-tree count; for the recovery claims a function drawn at random from the search's own
+library, of each target's size or depth, at the claim's noise levels, searched and measured like the
+targets; the answer key of Eq. R1). ``MECHANISMS`` probes the deduplication of the FPT search and the clique
+gadget's non-edge rows; ``MEASURES`` validates the form-recovery measure both ways.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import numpy as np
 
 from icml26.claims import Arm, ClaimResult, MeasureCheck, Scale, claim, mechanism
 from icml26.srfpt.config import PRESETS
-from icml26.srfpt.counting import count_trees_by_size
+from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
 from icml26.srfpt.data import get_problem, sample
-from icml26.srfpt.fit import Tree, eval_tree, fit_tree, parse_tree, tree_size
+from icml26.srfpt.fit import Tree, eval_tree, fit_tree, node_tree, parse_tree, tree_size
 from icml26.srfpt.opcount import counted_search
 from icml26.srfpt.primitives import DEFAULT_OPS, parse_ops
 from icml26.srfpt.reduction import clique_to_sr, excess_loss, has_clique_bruteforce, solve_sr_witness
@@ -91,6 +92,11 @@ def form_recovered(tree: Tree, prims, problem) -> tuple[bool, float]:
     points of the target's range; recovered when ``max |model - f| <= 1e-6 max |f|``. Also returns that
     relative max error."""
     X, y = sample(problem, HELDOUT_N, seed=HELDOUT_SEED)
+    return _refit_recovered(tree, prims, X, y)
+
+
+def _refit_recovered(tree: Tree, prims, X: np.ndarray, y: np.ndarray) -> tuple[bool, float]:
+    """:func:`form_recovered` on given held-out points ``(X, y)`` (noiseless values of the target)."""
     params, _ = fit_tree(tree, prims, X, y, gn_steps=30)
     with np.errstate(all="ignore"):
         pred = params[0] + params[1] * eval_tree(tree, prims, X, list(params[2:]))
@@ -98,21 +104,27 @@ def form_recovered(tree: Tree, prims, problem) -> tuple[bool, float]:
     return err <= HELDOUT_TOL, err
 
 
-def _heldout_nrmse(model: ExhaustiveSR, problem) -> float:
+def _planted_function(lib, prims, grade: str, value: int, X: np.ndarray, Xh: np.ndarray, rng) -> Tree:
+    """The positive controls' planted target: a function drawn at random from the search's own library (so a
+    tree within the bound computes it) whose smallest tree has ``grade`` (``"size"`` or ``"depth"``) ``value``,
+    like the target it stands in for. Drawn before any search on it, by rules fixed in advance: finite on the
+    training rows ``X`` and the held-out rows ``Xh``, |f| < 1e6 there, and not constant on ``X`` (std > 1e-3 of
+    max |f|); the first such function of a seeded random order."""
+    nodes = np.flatnonzero(getattr(lib, grade) == value)
+    for node in rng.permutation(nodes):
+        tree = node_tree(lib, int(node))
+        f, fh = eval_tree(tree, prims, X), eval_tree(tree, prims, Xh)
+        if not (np.isfinite(f).all() and np.isfinite(fh).all()):
+            continue
+        top = max(np.max(np.abs(f)), np.max(np.abs(fh)))
+        if top < 1e6 and np.std(f) > 1e-3 * top:
+            return tree
+    raise ValueError(f"no usable function of {grade} {value} in the library")
+
+
+def _nrmse(pred: np.ndarray, y: np.ndarray) -> float:
     """RMSE of the model as fitted vs the noiseless truth on the held-out points, over std of the truth."""
-    X, y = sample(problem, HELDOUT_N, seed=HELDOUT_SEED)
-    with np.errstate(all="ignore"):
-        pred = model.predict(X)
     return float(np.sqrt(np.mean((pred - y) ** 2)) / np.std(y)) if np.isfinite(pred).all() else np.inf
-
-
-def _heldout_nrmse_of_tree(tree: Tree, prims, X, y, problem) -> float:
-    """As :func:`_heldout_nrmse` for a given tree, its constants fitted on the training data ``(X, y)``."""
-    params, _ = fit_tree(tree, prims, X, y, gn_steps=30)
-    Xh, yh = sample(problem, HELDOUT_N, seed=HELDOUT_SEED)
-    with np.errstate(all="ignore"):
-        pred = params[0] + params[1] * eval_tree(tree, prims, Xh, list(params[2:]))
-    return float(np.sqrt(np.mean((pred - yh) ** 2)) / np.std(yh)) if np.isfinite(pred).all() else np.inf
 
 
 def _counter_matches_recurrence(prims, n_vars: int, k: int, rng) -> bool:
@@ -212,65 +224,62 @@ def fpt_in_size(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
 
 
 @claim(
-    "srfpt/fpt-in-depth-v2",
-    statement="SR is FPT in depth: at fixed depth D the search finds exactly the same number of distinct functions "
-    "for every n and its operation count grows at most linearly in n (log-log slope <= 1.01 for every D); "
-    "depth-3 search with the full default operator set (8 operators) recovers the form of every target that has a "
-    "tree of depth <= 3 over it (constants refit on 2000 held-out points, max error <= 1e-6 max |f|)",
+    "srfpt/fpt-in-depth-v3",
+    statement="SR is FPT in depth, the regime bounded-depth search exploits: depth-3 exhaustive search with the full "
+    "default operator set (8 operators) recovers the form of every target that has a tree of depth <= 3 over it "
+    "(constants refit on 2000 held-out noiseless points, max error <= 1e-6 max |f|). The number of labelled trees "
+    "of depth <= 3 (Eq. C2, finite whatever n) and the distinct functions the search keeps are reported, not "
+    "judged: fpt-in-depth-v2's n sweep restated that count (ops = E(D) + (M - L) n)",
     paper="Abstract; theorem 'FPT parameterized by expression depth'",
     control="shuffled ground truth: y is permuted against X before the depth-3 searches, so no target can be "
     "recovered and the claim must fail",
-    positive="the oracle: the theory's count (every labelled tree, no deduplication, Eq. C1 by depth) in the n "
-    "sweep, and each target's hand-written depth-3 tree, its constants fitted on the same training data, in the "
-    "search's place; same recovery measure and thresholds",
+    positive="each target replaced by a function planted from the depth-3 search's own library (drawn at random on "
+    "its own seed stream, of the target's depth, finite and non-constant on the data: a tree of depth <= 3 computes "
+    "it), then the same search, recovery measure and threshold; it fails if selection or the measure miss a form "
+    "that is in the search space",
     mechanisms=("deduplication",),
 )
 def fpt_in_depth(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
     prims = parse_ops(DEFAULT_OPS)
-    ds, ns = cfg.depth_ds, np.array(cfg.depth_ns)
-    X_all, y_all = sample(get_problem("nguyen-1"), int(ns.max()), seed=seed)  # nested data X[:n]
-    same_distinct, slope_n, times = [], {}, []
-    for d in ds:
-        costs = []
-        for n in ns:
-            t = time.perf_counter()
-            costs.append(counted_search(prims, X_all[:n], y_all[:n], d, mode="depth", dedup=arm is not Arm.POSITIVE))
-            if d == ds[-1]:
-                times.append(time.perf_counter() - t)
-        same_distinct.append(len({c.n_distinct for c in costs}) == 1)
-        slope_n[d] = _slope(ns, [c.total_ops for c in costs])
-
-    recovered, truth_ok, errors = [], [], {}
+    u = sum(p.arity == 1 for p in prims)
+    labelled = count_trees_by_depth(3, 2, u, len(prims) - u)[3]  # Eq. C2: one variable + constant 1 (counted)
+    planting = np.random.default_rng([seed, 1000])  # the positive control's own stream
+    recovered, truth_ok, errors, distinct = [], [], {}, []
     for name in cfg.depth_targets:
         p = get_problem(name)
         truth = parse_tree(DEPTH_TREES[name], prims, p.variables)
         truth_ok.append(_tree_depth(truth) <= 3 and form_recovered(truth, prims, p)[0])  # measure on ground truth
         X, y = sample(p, seed=seed)
+        Xh, yh = sample(p, HELDOUT_N, seed=HELDOUT_SEED)
+        model = ExhaustiveSR(max_depth=3, ops=DEFAULT_OPS, max_trees=1e10, max_nodes=10**7, seed=seed)
         if arm is Arm.NEGATIVE:  # shuffled ground truth
             y = np.random.default_rng(seed).permutation(y)
-        if arm is Arm.POSITIVE:  # the oracle search: it returns the target's own form
-            found = truth
+        if arm is Arm.POSITIVE:  # plant a function of the library (the enumeration depends on X only)
+            library = model.fit(X, y, p.variables).library_
+            planted = _planted_function(library, prims, "depth", _tree_depth(truth), X, Xh, planting)
+            y, yh = eval_tree(planted, prims, X), eval_tree(planted, prims, Xh)
+            model.fit(X, y, p.variables, library=library)
         else:
-            model = ExhaustiveSR(max_depth=3, ops=DEFAULT_OPS, max_trees=1e10, max_nodes=10**7, seed=seed)
-            found = model.fit(X, y, p.variables).tree_
-        hit, errors[name] = form_recovered(found, prims, p)
+            model.fit(X, y, p.variables)
+        distinct.append(model.n_distinct_)
+        hit, errors[name] = _refit_recovered(model.tree_, prims, Xh, yh)
         recovered.append(hit)
-    ok = all(same_distinct) and max(slope_n.values()) <= 1.01 and all(truth_ok) and all(recovered)
+    ok = all(truth_ok) and all(recovered)
     return ClaimResult(
         "holds" if ok else "fails",
         measured={
-            "distinct functions identical across n": float(np.mean(same_distinct)),
-            "max over D of log-log slope ops vs n": max(slope_n.values()),
-            f"log-log slope time vs n at D={ds[-1]} (noisy, not judged)": _slope(ns, times),
             "hand trees recognised by the measure": float(np.mean(truth_ok)),
             "depth-3 targets recovered (default ops)": float(np.mean(recovered)),
+            "largest held-out error after the refit (relative max)": max(errors.values()),
+            "labelled trees of depth <= 3 (Eq. C2, not judged)": float(labelled),
+            "distinct functions the depth-3 search keeps, mean over targets (not judged)": float(np.mean(distinct)),
         },
         paper={"cost": "f(D) poly(n)"},
         reason=""
         if ok
-        else f"same distinct {same_distinct}, slopes {[round(s, 3) for s in slope_n.values()]}, "
-        f"truth {truth_ok}, recovered {dict(zip(cfg.depth_targets, recovered, strict=True))}",
+        else f"truth {truth_ok}, recovered {dict(zip(cfg.depth_targets, recovered, strict=True))}, "
+        f"held-out errors {({k: float(f'{v:.3g}') for k, v in errors.items()})}",
     )
 
 
@@ -389,9 +398,11 @@ def w1_hardness_gadget(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRe
     "issue 14's, not the paper's",
     control="shuffled ground truth: y is permuted against X before every search, so no target can be recovered "
     "and the claim must fail",
-    positive="the oracle search: each within-bound target's hand-written tree, constants fitted on the same noisy "
-    "training data, in the selected tree's place (other targets keep the search's answer); same recovery measure "
-    "and thresholds",
+    positive="each within-bound target replaced by a function planted from the search's own size-9 library (drawn "
+    "at random on its own seed stream, of the target's hand-tree size, finite and non-constant on the data: a tree "
+    "within the bound computes it), with noise of the same relative levels on its own stream; same search, "
+    "recovery measure and thresholds (other targets keep the search's answer). It fails when selection at 1 % "
+    "noise or the measure miss forms that are in the search space",
     mechanisms=("deduplication",),
 )
 def exact_recovery(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
@@ -409,23 +420,30 @@ def exact_recovery(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
                 truth_ok.append(form_recovered(tree, prims, p)[0])  # the measure on ground truth
     hits = {noise: {} for noise in cfg.recovery_noises}
     nrmse = {noise: [] for noise in cfg.recovery_noises}
+    planting = np.random.default_rng([seed, 1000])  # the positive control's own stream (function and noise)
     for name in cfg.recovery_targets:
         p = get_problem(name)
-        library = None  # the enumeration depends on X only: shared by the noise levels
+        Xh, yh = sample(p, HELDOUT_N, seed=HELDOUT_SEED)
+        library, planted = None, None  # the enumeration depends on X only: shared by the noise levels
         for noise in cfg.recovery_noises:
             X, y = sample(p, noise=noise, seed=seed)  # same X for every noise level
             if arm is Arm.NEGATIVE:  # shuffled ground truth
                 y = np.random.default_rng(seed).permutation(y)
-            if arm is Arm.POSITIVE and name in within:  # the oracle search returns the target's own form
-                truth = parse_tree(SIZE_TREES[name], prims, p.variables)
-                hits[noise][name] = form_recovered(truth, prims, p)[0]
-                nrmse[noise].append(_heldout_nrmse_of_tree(truth, prims, X, y, p))
-                continue
             model = ExhaustiveSR(max_size=bound, ops=DEFAULT_OPS, max_trees=1e12, max_nodes=10**8, seed=seed)
+            if arm is Arm.POSITIVE and name in within:  # plant a function of the library, of the target's size
+                if planted is None:
+                    library = model.fit(X, y, p.variables).library_
+                    size = tree_size(parse_tree(SIZE_TREES[name], prims, p.variables))
+                    planted = _planted_function(library, prims, "size", size, X, Xh, planting)
+                    yh = eval_tree(planted, prims, Xh)
+                f = eval_tree(planted, prims, X)
+                y = f + noise * np.std(f) * planting.standard_normal(len(f))
             model.fit(X, y, p.variables, library=library)
             library = model.library_
-            hits[noise][name] = form_recovered(model.tree_, prims, p)[0]
-            nrmse[noise].append(_heldout_nrmse(model, p))
+            hits[noise][name] = _refit_recovered(model.tree_, prims, Xh, yh)[0]
+            with np.errstate(all="ignore"):
+                pred = model.predict(Xh)
+            nrmse[noise].append(_nrmse(pred, yh))
     rate = {noise: float(np.mean([hits[noise][n] for n in within])) for noise in cfg.recovery_noises}
     other = [n for n in cfg.recovery_targets if n not in within]
     ok = all(truth_ok) and rate[0.0] >= 1.0 and rate[0.01] >= 0.8
@@ -496,29 +514,41 @@ def gadget(scale: Scale, seed: int) -> float:
 # --- measures, validated both ways ---------------------------------------------------------------------------
 
 
+#: Size of the deviation the measure check plants (relative to max |f|): ten times the recovery bar, 1e-6.
+PLANTED_DEVIATION = 1e-5
+
+
 def _form_recovery_check(seed: int) -> dict[str, float]:
     """The recovery measure's relative max held-out error (lower is better; recovered below 1e-6) on Nguyen-5,
     sin(x^2) cos(x) - 1: the truth, near misses (sin for cos; x^3 for x^2), what the size-7 search selects at
-    10 % noise, and the null (the constant tree: no form at all)."""
+    10 % noise, the null (the constant tree: no form at all), and a planted deviation of known size: the truth
+    tree measured against f + PLANTED_DEVIATION max |f| T_7(x) (a degree-7 Chebyshev wiggle outside the tree's
+    span), which must read about PLANTED_DEVIATION (the refit absorbs a little of it)."""
     prims = parse_ops(DEFAULT_OPS)
     p = get_problem("nguyen-5")
     X, y = sample(p, noise=0.1, seed=seed)
     noisy = ExhaustiveSR(max_size=7, ops=DEFAULT_OPS, max_trees=1e12, max_nodes=10**8, seed=seed).fit(X, y, p.variables)
+    truth = parse_tree(SIZE_TREES["nguyen-5"], prims, p.variables)
     trees = {
-        "truth": parse_tree(SIZE_TREES["nguyen-5"], prims, p.variables),
+        "truth": truth,
         "sin for cos": parse_tree("mul(sin(mul(x, x)), sin(x))", prims, p.variables),
         "x^3 for x^2": parse_tree("mul(sin(mul(x, mul(x, x))), cos(x))", prims, p.variables),
         "search at 10 % noise": noisy.tree_,
         "null": parse_tree("1", prims, p.variables),
     }
-    return {label: form_recovered(tree, prims, p)[1] for label, tree in trees.items()}
+    scores = {label: form_recovered(tree, prims, p)[1] for label, tree in trees.items()}
+    Xh, yh = sample(p, HELDOUT_N, seed=HELDOUT_SEED)
+    wiggle = np.polynomial.chebyshev.chebval(Xh[:, 0], [0] * 7 + [1])  # T_7 on [-1, 1], max |T_7| = 1
+    planted = yh + PLANTED_DEVIATION * np.max(np.abs(yh)) * wiggle
+    scores["planted deviation"] = _refit_recovered(truth, prims, Xh, planted)[1]
+    return scores
 
 
 MEASURES = [
     MeasureCheck(
         "form recovery: relative max held-out error after refitting the constants",
         _form_recovery_check,
-        null_band=(0.05, 10.0),
+        null_band=(0.2, 0.3),  # the best constant: 0.237 of max |f| on Nguyen-5's held-out points
         higher_is_better=False,
         margin=1e-6,
     )
