@@ -279,7 +279,7 @@ def fpt_in_depth(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
         reason=""
         if ok
         else f"truth {truth_ok}, recovered {dict(zip(cfg.depth_targets, recovered, strict=True))}, "
-        f"held-out errors {({k: float(f'{v:.3g}') for k, v in errors.items()})}",
+        f"held-out errors {', '.join(f'{k}: {v:.3g}' for k, v in errors.items())}",
     )
 
 
