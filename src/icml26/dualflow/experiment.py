@@ -224,6 +224,12 @@ def relative_error(pred: np.ndarray, target: np.ndarray) -> float:
     return float(((pred - target) ** 2).sum(-1).mean() / var)
 
 
+def _sim_window(est: DualFlow, n_time: int) -> tuple[int, int, int]:
+    """(start, horizon, order) of the simulated representation on trials of ``n_time`` frames."""
+    start = min(SIM_START, n_time // 2)
+    return start, min(SIM_HORIZON, n_time - start), min(int(est.history) + 1, start)
+
+
 def simulated_scores(
     est: DualFlow, data: SpikingDataset, scale: Scale, z_flowed_train: np.ndarray, z_flowed_test: np.ndarray
 ) -> dict:
@@ -238,9 +244,7 @@ def simulated_scores(
     """
     k = n_train(scale)
     test = data.smoothed[k:]
-    start = min(SIM_START, test.shape[1] // 2)
-    horizon = min(SIM_HORIZON, test.shape[1] - start)
-    order = min(int(est.history) + 1, start)
+    start, horizon, order = _sim_window(est, test.shape[1])
     _, latent = est.simulate(test[:, :start], horizon, return_latent=True)
     sim = latent[..., :N_LATENT]
     target = z_flowed_test[:, start : start + horizon, :N_LATENT]
@@ -301,18 +305,21 @@ def fit_dcf(scale: Scale, seed: int, model_seed: int, **overrides) -> tuple[Dual
 
 
 @functools.lru_cache(maxsize=8)
-def fit_dcf_on_rates(scale: Scale, seed: int, model_seed: int) -> tuple[DualFlow, int]:
-    """DCF fitted, with the scale's setting, on the noise-free rates (smoothed like the counts) of the training
-    trials: frames that lie exactly on the 3-D Lorenz attractor embedded by the tuning curves. Returns the
-    estimator and the 95 %-variance PCA dimension of the same frames (the positive control of
-    ``low-dimensional-support``: the low intrinsic dimension planted, the Poisson noise removed)."""
-    cfg, data = SETTINGS[scale], dataset(scale, seed)
-    train = data.smoothed_rates[: n_train(scale)]
-    est = DualFlow(**{"random_state": model_seed, **cfg["dcf"]}).fit(train)
-    return est, pca_dimension(train)
+def linear_twin_forecast(scale: Scale, seed: int, model_seed: int) -> np.ndarray:
+    """The A/A twin of the simulated representation's linear peer: :func:`linear_dynamics_forecast`, chosen and
+    fitted the same way on a bootstrap resample of the training trials' flowed latents (trials drawn with
+    replacement from ``(seed, model_seed)``), rolled out from the same held-out windows. Shape (n, horizon, 3),
+    the peer's forecast of the same frames (the controls of ``simulated-representation``)."""
+    est, _ = fit_dcf(scale, seed, seed)
+    data, k = dataset(scale, seed), n_train(scale)
+    full_train, full_test = est.transform(data.smoothed[:k]), est.transform(data.smoothed[k:])
+    start, horizon, order = _sim_window(est, full_test.shape[1])
+    resample = np.random.default_rng([seed, model_seed]).integers(0, k, size=k)
+    forecast, _ = linear_dynamics_forecast(full_train[resample], full_test[:, start - order : start], horizon, order)
+    return forecast
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=32)
 def fit_vae(scale: Scale, seed: int, model_seed: int) -> MethodResult:
     cfg, data = SETTINGS[scale], dataset(scale, seed)
     k = n_train(scale)
