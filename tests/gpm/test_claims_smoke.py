@@ -1,4 +1,4 @@
-"""The claims' negative controls at smoke scale: each is a real sabotage that fails by a wide margin."""
+"""The claims' controls at smoke scale: the A/A pair and the plant on it, and the by-construction check's sabotage."""
 
 import pytest
 
@@ -9,15 +9,15 @@ KEY = "log10 time ratio BECAT / GPM at the largest bank"
 
 
 @pytest.mark.slow
-def test_scales_control_restores_global_alignment_and_fails_far_from_the_bar():
+def test_scales_controls_are_an_a_a_pair_and_the_plant_on_it():
     s = run_claim(scales, "smoke", with_control=True)
     c = s.control
     assert c.verdict == "fails"
-    # the global alignment (all J^2 pairs) is slower than the sampled BECAT, not a tie with it
-    assert c.measured_mean[KEY] < 0.0
-    # and its cost grows faster with the bank than GPM's forward pass
-    assert c.measured_mean["gpm log-log slope"] > s.measured_mean["gpm log-log slope"] + 0.5
-    assert s.measured_mean[KEY] > c.measured_mean[KEY] + 1.5
+    # a second sampled BECAT in GPM's slot: the ratio scatters around 1 (log 0), far below the 10x bar
+    assert abs(c.measured_mean[KEY]) < 0.6
+    # the positive plants 12.5x on that pair: about log10 12.5 = 1.1 above the A/A ratio, not an easy 100x
+    assert s.positive.measured_mean[KEY] < 1.1 + 0.6
+    assert s.positive.measured_mean[KEY] > c.measured_mean[KEY] + 0.5
 
 
 @pytest.mark.slow

@@ -48,5 +48,18 @@ def test_prefix_disagreement_counts_from_the_first_difference():
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_saving_measure_sees_the_oracle_and_the_null(seed):
-    assert MEASURES[0].check(seed) == []
+def test_saving_measure_sees_the_oracle_the_null_and_a_planted_saving(seed):
+    for m in MEASURES:
+        assert m.check(seed) == [], m.name
+
+
+def test_accuracy_claims_negative_is_the_baselines_a_a_partner_and_positive_plants_on_it():
+    from icml26.claims import Arm, Scale
+    from icml26.gpm.claims import PLANTED, path_matching_matters
+
+    key = "misspec % fewer than end-point"
+    neg = path_matching_matters(Scale.SMOKE, 0, Arm.NEGATIVE).measured
+    pos = path_matching_matters(Scale.SMOKE, 0, Arm.POSITIVE).measured
+    assert neg[key] != 0.0  # two independently initialised policies, not one policy twice
+    assert neg[key] == pytest.approx(neg["misspec A/A: second end-point % fewer than end-point (reported)"])
+    assert pos[key] - neg[key] == pytest.approx(PLANTED["path-matching"], abs=4.0)  # the plant reads at its size

@@ -3,13 +3,16 @@ BECAT, path vs end-point matching, selection cost against the published (sampled
 with a re-calibrated bank, and the untrained-policy-equals-MFI implementation check.
 
 Every claim runs three arms on the same examinees, split and measure ("% fewer items": 1 - the items one
-selector needs to reach another's RMSE at T, / T). The accuracy comparisons' negative controls are A/A runs
-(a second BECAT on its own random stream, a second end-point policy from a fresh initialisation) or the
-untrained policy; their positive controls put that A/A partner against the baseline **handicapped by the
-claimed margin** (:func:`handicapped`: the baseline's error after ``(1 - margin) T`` items stands for its
-error at ``T``), so the measure must read the margin back. ``MECHANISMS`` probes the policy's training and
-whether its items differ from MFI's and from the end-point policy's; ``MEASURES`` checks the saving measure
-on an oracle selector and an A/A pair.
+selector needs to reach another's RMSE at T, / T). The comparisons' negative controls are A/A runs: GPM
+removed, the baseline's A/A partner in its place (a second BECAT on its own random stream, a second end-point
+policy from its own initialisation, MFI with near-ties broken on its own stream); their positive controls put
+that same partner against the baseline **handicapped by 1.5x the claim's bar** (:func:`handicapped`: the
+baseline's error after ``(1 - margin) T`` items stands for its error at ``T``), so the measure must read the
+margin back through the same verdict. The three accuracy claims are v3: the training preset (batch 8, up to 5
+epochs) and the bars were fixed after v2's seeds had been seen, so v3 is judged on a fresh seed stream
+(:data:`FRESH_SEEDS`). ``MECHANISMS`` probes the policy's training, and (in the same test states) whether the
+trained policy departs from MFI and from the end-point policy by more than a retrained twin departs from it;
+``MEASURES`` checks the saving measure on an oracle, an A/A pair and a planted saving.
 """
 
 from __future__ import annotations
@@ -40,12 +43,17 @@ from icml26.gpm.irt import estimate_ability
 from icml26.gpm.policy import GPMSelector
 from icml26.gpm.selectors import BECATSelector, MFISelector, RandomSelector, Selector, TestState, _masked_argmax
 
-#: Savings (in % of T) the positive controls plant. The paper's headline is about 20 % fewer questions than
-#: its baselines (abstract); it gives no size for the path-vs-end-point ablation or for the transfer to a
-#: re-calibrated bank, where half of it is planted.
-PLANTED = {"fewer-questions": 20.0, "path-matching": 10.0, "generalizes": 10.0}
-#: Seed offset of the A/A partners: a second end-point policy's initialisation, a second BECAT's stream.
+#: Bars (in % of T) of the accuracy claims and the savings their positive controls plant: 1.5x each bar. The
+#: paper's headline is about 20 % fewer questions (abstract); ``fewer-questions`` asks for half of it; the paper
+#: gives no size for the path-vs-end-point ablation or the transfer to a re-calibrated bank, where a quarter
+#: of it is asked (an A/A pair scatters around 0, so a bar at 0 would pass half of its A/A runs).
+BARS = {"fewer-questions": 10.0, "path-matching": 5.0, "generalizes": 5.0}
+PLANTED = {k: 1.5 * v for k, v in BARS.items()}
+#: Seed offset of the A/A partners: a second policy's initialisation, a second BECAT's stream.
 _PARTNER = 1000
+#: The v3 accuracy claims and the probes run on seeds ``seed + FRESH_SEEDS``: their training preset and bars
+#: were fixed after v2's seeds 0-4 had been seen, so they are judged on a fresh seed stream.
+FRESH_SEEDS = 1000
 
 
 def handicapped(curves: Curves, margin_pct: float) -> Curves:
@@ -104,13 +112,21 @@ class _Deviating(Selector):
         return np.where(self.rng.random(items.shape) < self.p, other, items)
 
 
+@functools.lru_cache(maxsize=16)
+def _partner_policy(dataset: str, cfg, seed: int, name: str) -> GPMSelector:
+    """A second learned policy ``name`` trained the same way as the first, from its own initialisation."""
+    prep = prepare(dataset, cfg, seed)
+    return make_selector(name, prep.bank, cfg, seed + _PARTNER).fit(prep.x_train)
+
+
 @functools.lru_cache(maxsize=64)
 def _partner_curves(dataset: str, cfg, seed: int, name: str) -> Curves:
-    """The A/A partner of a baseline: a second BECAT on its own random stream (its sampled ground sets), or a
-    second end-point policy trained the same way from its own initialisation (policy seed + 1000)."""
+    """The A/A partner of a selector: a second BECAT on its own random stream (its sampled ground sets), or a
+    second learned policy (``gpm``, ``gpm-endpoint``) trained the same way from its own initialisation (policy
+    seed + 1000)."""
     prep = prepare(dataset, cfg, seed)
-    if name == "gpm-endpoint":
-        sel = make_selector(name, prep.bank, cfg, seed + _PARTNER).fit(prep.x_train)
+    if name in ("gpm", "gpm-endpoint"):
+        sel = _partner_policy(dataset, cfg, seed, name)
     else:
         sel = BECATSelector()
     rng = np.random.default_rng([seed, zlib.crc32(name.encode()), _PARTNER])
@@ -137,20 +153,18 @@ def _datasets(cfg) -> tuple[list[str], str]:
 def _savings(scale, seed, arm: Arm, baseline: str, margin_pct: float):
     """Per data set: % fewer items than ``baseline`` at its RMSE@T, with the paired-bootstrap 95 % interval.
 
-    The claim arm puts GPM against the baseline; the negative arm the untrained GPM policy; the positive arm
-    the baseline's A/A partner (its own random stream or initialisation) against the baseline handicapped by
+    The claim arm puts GPM against the baseline; the negative arm (A/A) the baseline's partner (its own random
+    stream or initialisation) in GPM's place; the positive arm that partner against the baseline handicapped by
     ``margin_pct`` % of its items. Also returned, per data set: the A/A pair's saving (partner against the
-    unhandicapped baseline), the measure's null scatter."""
+    unhandicapped baseline), the measure's null scatter (in the negative arm: the judged value itself)."""
     cfg = PRESETS[scale.value]
     names, note = _datasets(cfg)
     out, null = {}, {}
     for name in names:
         base = selector_curves(name, cfg, seed, baseline)
         partner = _partner_curves(name, cfg, seed, baseline)
-        if arm is Arm.POSITIVE:
-            ours = partner
-        else:  # the negative control's line: the untrained policy
-            ours = selector_curves(name, cfg, seed, "gpm", **({"epochs": 0} if arm is Arm.NEGATIVE else {}))
+        # the arms' one line: GPM, or the baseline's A/A partner in its place (both controls)
+        ours = selector_curves(name, cfg, seed, "gpm") if arm is Arm.CLAIM else partner
         target = handicapped(base, margin_pct) if arm is Arm.POSITIVE else base
         rng = np.random.default_rng([seed, 7])
         out[name] = tuple(100 * v for v in saving_with_interval(ours, target, cfg.test_length, rng, cfg.n_boot))
@@ -174,22 +188,23 @@ def _savings_verdict(savings: dict, bar: float, note: str) -> tuple[float, bool,
 
 
 @claim(
-    "gpm/fewer-questions-v2",
+    "gpm/fewer-questions-v3",
     statement="To reach the accuracy (RMSE against the full-pool estimate) that the published BECAT reaches "
     "with T = 20 items, GPM needs at least 10 % fewer items on average over a misspecified MIRT bank and the "
-    "real Swedish SAT (paper: about 20 % fewer on average)",
+    "real Swedish SAT (paper: about 20 % fewer on average); training preset fixed from v2's seeds, judged on "
+    "fresh seeds",
     paper="Abstract ('achieves the same estimation accuracy using, on average, 20% fewer questions'); Experiments",
-    control="GPM's policy left untrained (epochs = 0): it starts uniform, so it asks items in no informed order "
-    "and needs far more items than BECAT (the A/A pair, a second BECAT on its own random stream against BECAT, "
-    "is reported in every arm: the measure's null scatter)",
-    positive="that second BECAT against BECAT handicapped by the paper's 20 % (its error after 0.8 T items "
-    "stands for its error at T): the measure must read back a 20 % saving",
+    control="A/A: GPM removed, a second BECAT on its own random stream (its own sampled ground sets) in its "
+    "place against BECAT: the saving scatters around 0",
+    positive="that second BECAT against BECAT handicapped by 15 %, 1.5x the bar (its error after 0.85 T items "
+    "stands for its error at T): the measure must read back a 15 % saving",
     mechanisms=("policy-training", "differs-from-mfi"),
-    judge=Interval("average % fewer items than BECAT", above=10.0),
+    judge=Interval("average % fewer items than BECAT", above=BARS["fewer-questions"]),
 )
 def fewer_questions(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
     T = cfg.test_length
+    seed = seed + FRESH_SEEDS  # v3: a fresh seed stream
     savings, null, note = _savings(scale, seed, arm, "becat", PLANTED["fewer-questions"])
     measured, baselines, results = {}, {}, {}
     for name, (point, low, high) in savings.items():
@@ -207,7 +222,7 @@ def fewer_questions(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
             baselines[f"{k} RMSE@{T} {s}"] = c.rmse_star[T]
         measured[f"{k} GPM updates"] = trained_policy(name, cfg, seed, "gpm").n_updates_
         measured[f"{k} GPM train s"] = training_seconds(name, cfg, seed, "gpm")
-    avg, holds, reason = _savings_verdict(savings, 10.0, note)
+    avg, holds, reason = _savings_verdict(savings, BARS["fewer-questions"], note)
     measured["average % fewer items than BECAT"] = avg
     return ClaimResult(
         "holds" if holds else "fails",
@@ -221,23 +236,24 @@ def fewer_questions(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
 
 
 @claim(
-    "gpm/path-matching-matters-v2",
+    "gpm/path-matching-matters-v3",
     statement="Matching the subset's gradients to the full pool's along the whole inner optimisation path "
     "(GPM) beats matching them only at the path's end point (the same policy, training and data): GPM reaches "
-    "the end-point policy's RMSE at T = 20 with fewer items on average over both data sets",
+    "the end-point policy's RMSE at T = 20 with at least 5 % fewer items on average over both data sets (a quarter "
+    "of the paper's 20 % headline; bar and training preset fixed from v2's seeds, judged on fresh seeds)",
     paper="Abstract ('aligns gradients along possible optimization paths toward the final estimate ... leveraging "
     "intermediate gradients as supervision')",
-    control="GPM's policy left untrained (epochs = 0, uniform choice) against the trained end-point policy: "
-    "without any supervision it needs far more items (the A/A pair, a second end-point policy trained from its "
-    "own initialisation against the first, is reported in every arm: the spread of retraining)",
-    positive="that second end-point policy against the end-point policy handicapped by 10 % of its items "
-    "(half the paper's 20 % headline; it gives no size for this ablation)",
+    control="A/A: path matching removed, a second end-point policy trained the same way from its own "
+    "initialisation in GPM's place against the first: the saving scatters around 0 (the spread of retraining)",
+    positive="that second end-point policy against the end-point policy handicapped by 7.5 % of its items "
+    "(1.5x the bar)",
     mechanisms=("policy-training", "path-supervision"),
-    judge=Interval("average % fewer items than the end-point ablation", above=0.0),
+    judge=Interval("average % fewer items than the end-point ablation", above=BARS["path-matching"]),
 )
 def path_matching_matters(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
     T = cfg.test_length
+    seed = seed + FRESH_SEEDS  # v3: a fresh seed stream
     savings, null, note = _savings(scale, seed, arm, "gpm-endpoint", PLANTED["path-matching"])
     measured, baselines = {}, {}
     for name, (point, low, high) in savings.items():
@@ -252,7 +268,7 @@ def path_matching_matters(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Clai
             name, cfg, seed, "gpm-endpoint"
         ).rmse_star[T]
         baselines[f"{k} end-point train s"] = training_seconds(name, cfg, seed, "gpm-endpoint")
-    avg, holds, reason = _savings_verdict(savings, 0.0, note)
+    avg, holds, reason = _savings_verdict(savings, BARS["path-matching"], note)
     measured["average % fewer items than the end-point ablation"] = avg
     return ClaimResult(
         "holds" if holds else "fails",
@@ -264,24 +280,23 @@ def path_matching_matters(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Clai
 
 
 @claim(
-    "gpm/generalizes-v2",
+    "gpm/generalizes-v3",
     statement="A GPM policy trained with one calibration of the bank, re-used unchanged with a re-calibration "
     "of the same items on other examinees, still reaches MFI's RMSE at T = 20 (both with the re-calibrated "
-    "bank) with fewer items, on average over both data sets",
+    "bank) with at least 5 % fewer items, on average over both data sets (bar and training preset fixed from v2's "
+    "seeds, judged on fresh seeds)",
     paper="Abstract ('learns an explicit and generalizable selection algorithm from large-scale data')",
-    control="the re-used policy left untrained (epochs = 0, uniform choice, its own random stream): it asks "
-    "items in no informed order and needs more items than MFI (an A/A of MFI would tie exactly: MFI is "
-    "deterministic)",
-    positive="MFI's A/A partner (MFI with the re-calibrated bank, near-ties broken at random on its own stream: "
-    "each item's information jittered by up to 2 %) in the re-used policy's place, against MFI handicapped by "
-    "10 % of its items (half the paper's 20 % headline)",
+    control="A/A: the re-used policy removed, MFI's A/A partner in its place (MFI with the re-calibrated bank, "
+    "near-ties broken at random on its own stream: each item's information jittered by up to 2 %; MFI itself "
+    "is deterministic and would tie exactly) against MFI: the saving scatters around 0",
+    positive="that A/A partner against MFI handicapped by 7.5 % of its items (1.5x the bar)",
     mechanisms=("policy-training", "differs-from-mfi"),
-    judge=Interval("average % fewer items than MFI, re-calibrated bank", above=0.0),
+    judge=Interval("average % fewer items than MFI, re-calibrated bank", above=BARS["generalizes"]),
 )
 def generalizes(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
-    gpm_kwargs = {"epochs": 0} if arm is Arm.NEGATIVE else {}  # the negative control's line
     T = cfg.test_length
+    seed = seed + FRESH_SEEDS  # v3: a fresh seed stream
     names, note = _datasets(cfg)
     measured, baselines, savings = {}, {}, {}
     for name in names:
@@ -290,8 +305,9 @@ def generalizes(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
         new_bank, kept = calibrate(prep.x_recal, "2pl")
         if kept.size != prep.bank.n_items:
             return ClaimResult("not-measured", reason=f"{name}: re-calibration dropped items {kept.tolist()[:5]}")
-        policy = trained_policy(name, cfg, seed, "gpm", **gpm_kwargs).with_bank(new_bank)
-        if arm is Arm.POSITIVE:  # the planted arm: MFI's A/A partner
+        if arm is Arm.CLAIM:
+            policy = trained_policy(name, cfg, seed, "gpm").with_bank(new_bank)
+        else:  # the controls' line: MFI's A/A partner in the re-used policy's place
             policy = _JitteredMFI(np.random.default_rng([seed, _PARTNER]))
         rng = np.random.default_rng([seed, 9])
         curves = evaluate_selectors(new_bank, {"gpm": policy, "mfi": MFISelector()}, prep.x_test, prep.split,
@@ -302,12 +318,12 @@ def generalizes(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
         measured[f"{k} % fewer than MFI, re-calibrated bank"] = point
         measured[f"{k} % fewer than MFI, re-calibrated, bootstrap 2.5 %"] = low
         measured[f"{k} % fewer than MFI, re-calibrated, bootstrap 97.5 %"] = high
-        own = {s: selector_curves(name, cfg, seed, s, **(gpm_kwargs if s == "gpm" else {})) for s in ("gpm", "mfi")}
+        own = {s: selector_curves(name, cfg, seed, s) for s in ("gpm", "mfi")}
         baselines[f"{k} % fewer than MFI, own bank"] = 100 * fewer_items(own, "gpm", "mfi", T)
         baselines[f"{k} mean |b_new - b_old|"] = float(np.mean(np.abs(new_bank.b - prep.bank.b)))
         baselines[f"{k} RMSE@{T} gpm, re-calibrated bank"] = curves["gpm"].rmse_star[T]
         baselines[f"{k} RMSE@{T} mfi, re-calibrated bank"] = curves["mfi"].rmse_star[T]
-    avg, holds, reason = _savings_verdict(savings, 0.0, note)
+    avg, holds, reason = _savings_verdict(savings, BARS["generalizes"], note)
     measured["average % fewer items than MFI, re-calibrated bank"] = avg
     return ClaimResult(
         "holds" if holds else "fails",
@@ -327,6 +343,10 @@ def _time_step(selector, bank, state, rng, repeats: int) -> float:
     return best
 
 
+#: The cost ratio ``scales``' positive control plants: the BECAT twin's time divided by 12.5 (1.25x the 10x bar).
+SCALES_PLANT = 12.5
+
+
 @claim(
     "gpm/scales-v2",
     statement="One GPM selection step (a policy forward pass, hidden 256, and the 10-step inner path) costs "
@@ -334,11 +354,10 @@ def _time_step(selector, bank, state, rng, repeats: int) -> float:
     "a bank of 2,000 items",
     paper="Abstract ('such global alignment on entire space is computationally expensive and difficult to "
     "scale'); scalability analysis",
-    control="the credited component off: GPM's learned policy replaced by the global gradient alignment it "
-    "avoids (every untested item in the ground set, all J^2 item pairs scored per step; timed on 2 examinees): "
-    "it costs ~100x more than the sampled BECAT (log10 ratio ~ -2), far below the 10x bar",
-    positive="a selection step known to be cheap in GPM's slot: MFI (one information evaluation per item, no "
-    "inner path, no pairwise gains), through the same timing and ratio",
+    control="A/A: GPM's amortised policy removed, a second published BECAT on its own random stream (its own "
+    "sampled ground sets) timed in its slot: the log10 ratio scatters around 0",
+    positive="that second BECAT made 12.5x cheaper (its measured time divided by 12.5: 1.25x the 10x bar), "
+    "through the same timing and ratio",
     judge=Interval("log10 time ratio BECAT / GPM at the largest bank", above=1.0),
 )
 def scales(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
@@ -355,19 +374,15 @@ def scales(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
         asked = np.zeros((B, J), dtype=bool)
         asked[np.arange(B)[:, None], np.argsort(rng.random((B, J)), axis=1)[:, :t]] = True
         state = TestState(np.where(asked, x, np.nan), ~asked, theta, t)
-        # The cost of a forward pass does not depend on the weights: time an untrained policy of the paper's size.
-        gpm = GPMSelector(bank, epochs=0, hidden=256, test_length=t).fit(x[:2])
-        control = arm is Arm.NEGATIVE
-        if arm is Arm.POSITIVE:  # the known-cheap step in GPM's slot
-            gpm = MFISelector()
-        if control:  # the control's line: all J^2 pairs per step (~1 s per examinee at J = 2,000: 2 examinees, once)
-            gpm, few = BECATSelector(extra=None), TestState(state.responses[:2], state.available[:2], theta[:2], t)
-        selectors = {"gpm": gpm, "becat": BECATSelector(), "mfi": MFISelector()}
-        for name, sel in selectors.items():
-            if control and name == "gpm":
-                times[name].append(_time_step(sel, bank, few, rng, repeats=1) / 2)
-            else:
-                times[name].append(_time_step(sel, bank, state, rng, repeats=3) / B)
+        if arm is Arm.CLAIM:
+            # The cost of a forward pass does not depend on the weights: time an untrained policy of the paper's size.
+            gpm = GPMSelector(bank, epochs=0, hidden=256, test_length=t).fit(x[:2])
+        else:  # the controls' line: BECAT's A/A twin in GPM's slot (the positive divides its time by the plant)
+            gpm = BECATSelector()
+        slot_rng = rng if arm is Arm.CLAIM else np.random.default_rng([seed, J, _PARTNER])  # the twin's own stream
+        for name, sel in {"gpm": gpm, "becat": BECATSelector(), "mfi": MFISelector()}.items():
+            step = _time_step(sel, bank, state, slot_rng if name == "gpm" else rng, repeats=3) / B
+            times[name].append(step / SCALES_PLANT if name == "gpm" and arm is Arm.POSITIVE else step)
     slopes = {name: float(np.polyfit(np.log(sizes), np.log(ts), 1)[0]) for name, ts in times.items()}
     log_ratio = float(np.log10(times["becat"][-1] / times["gpm"][-1]))
     holds = log_ratio > 1.0
@@ -442,14 +457,42 @@ def untrained_equals_mfi(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
 _PROBE_SET = "misspecified MIRT"  # always available (the SAT needs irtorch)
 
 
+class _Shadow(Selector):
+    """MFI's test, with the choices the shadowed policies would make in each of its states recorded (greedy
+    policies: their choice depends on the state only). Comparing choices in the *same* states counts every
+    disagreement once, instead of letting the first one change the rest of a test."""
+
+    name = "mfi-shadowed"
+
+    def __init__(self, policies: dict[str, Selector]):
+        self.policies = policies
+        self.choices: dict[str, list[np.ndarray]] = {k: [] for k in policies}
+
+    def select(self, bank, state, rng):
+        for k, policy in self.policies.items():
+            self.choices[k].append(policy.select(bank, state, rng))
+        return MFISelector().select(bank, state, rng)
+
+
 @functools.lru_cache(maxsize=16)
-def _asked(scale: Scale, seed: int, name: str) -> np.ndarray:
-    """Items a selector asks the test examinees of the misspecified set, (N, T) (-1: pool exhausted)."""
+def _choices(scale: Scale, seed: int) -> dict[str, np.ndarray]:
+    """Items each selector would ask in the states of MFI's tests of the misspecified set's test examinees,
+    (N, T) each: MFI, GPM and its A/A twin (own initialisation), the end-point policy and its A/A twin."""
     cfg = PRESETS[scale.value]
+    seed = seed + FRESH_SEEDS  # the v3 claims' seed stream: the same trained policies
     prep = prepare(_PROBE_SET, cfg, seed)
-    sel = MFISelector() if name == "mfi" else trained_policy(_PROBE_SET, cfg, seed, name)
-    _, asked, _ = run_cat(prep.bank, sel, prep.x_test, prep.split.pool, cfg.test_length, np.random.default_rng(seed))
-    return asked
+    policies: dict[str, Selector] = {"mfi": MFISelector()}
+    for name in ("gpm", "gpm-endpoint"):
+        policies[name] = trained_policy(_PROBE_SET, cfg, seed, name)
+        policies[f"{name} twin"] = _partner_policy(_PROBE_SET, cfg, seed, name)
+    shadow = _Shadow(policies)
+    run_cat(prep.bank, shadow, prep.x_test, prep.split.pool, cfg.test_length, np.random.default_rng(seed))
+    return {k: np.stack(v, axis=1) for k, v in shadow.choices.items()}
+
+
+def _disagreement(a: np.ndarray, b: np.ndarray) -> float:
+    """Share of (examinee, step) states in which two selectors choose different items."""
+    return float(np.mean(a != b))
 
 
 def _prefix_disagreement(a: np.ndarray, b: np.ndarray) -> float:
@@ -467,6 +510,7 @@ def _prefix_disagreement(a: np.ndarray, b: np.ndarray) -> float:
 )
 def policy_training(scale: Scale, seed: int) -> dict[str, float]:
     cfg = PRESETS[scale.value]
+    seed = seed + FRESH_SEEDS  # the v3 claims' seed stream
     curves = {
         "trained": selector_curves(_PROBE_SET, cfg, seed, "gpm"),
         "untrained": selector_curves(_PROBE_SET, cfg, seed, "gpm", epochs=0),
@@ -480,51 +524,88 @@ def policy_training(scale: Scale, seed: int) -> dict[str, float]:
 @mechanism(
     "differs-from-mfi",
     component="what the trained policy learns beyond maximum Fisher information",
-    measures="share of test steps at which the trained GPM's test has diverged from MFI's (misspecified bank)",
+    measures="in the states of MFI's tests (misspecified bank): share of states where the trained GPM asks "
+    "another item than MFI minus the share where it asks another item than its A/A twin (GPM retrained from "
+    "its own initialisation); ~0 when GPM is MFI, and ~0 when its departures are retraining noise",
     above=0.05,
 )
-def differs_from_mfi(scale: Scale, seed: int) -> float:
-    return _prefix_disagreement(_asked(scale, seed, "gpm"), _asked(scale, seed, "mfi"))
+def differs_from_mfi(scale: Scale, seed: int) -> dict[str, float]:
+    c = _choices(scale, seed)
+    vs_mfi, vs_twin = _disagreement(c["gpm"], c["mfi"]), _disagreement(c["gpm"], c["gpm twin"])
+    return {"differs-from-mfi": vs_mfi - vs_twin, "GPM vs MFI": vs_mfi, "GPM vs its A/A twin": vs_twin}
 
 
 @mechanism(
     "path-supervision",
     component="the intermediate gradients of the inner path as supervision (GPM vs its end-point ablation)",
-    measures="share of test steps at which the path-trained policy's test has diverged from the end-point-trained "
-    "policy's (misspecified bank)",
+    measures="in the states of MFI's tests (misspecified bank): share of states where a path-trained and an "
+    "end-point-trained policy of different initialisations ask different items (both crossings), minus the share "
+    "where two policies of the same objective and different initialisations do (the A/A pairs): ~0 when the path "
+    "changes the policy no more than retraining does",
     above=0.05,
 )
-def path_supervision(scale: Scale, seed: int) -> float:
-    return _prefix_disagreement(_asked(scale, seed, "gpm"), _asked(scale, seed, "gpm-endpoint"))
+def path_supervision(scale: Scale, seed: int) -> dict[str, float]:
+    c = _choices(scale, seed)
+    cross = 0.5 * (_disagreement(c["gpm"], c["gpm-endpoint twin"]) + _disagreement(c["gpm-endpoint"], c["gpm twin"]))
+    aa = 0.5 * (_disagreement(c["gpm"], c["gpm twin"]) + _disagreement(c["gpm-endpoint"], c["gpm-endpoint twin"]))
+    return {"path-supervision": cross - aa, "path vs end-point (crossed inits)": cross, "A/A pairs (mean)": aa}
 
 
 # ------------------------------------------------------------------------------------------------ measures
 
 
 #: The measure check's setting: the smoke bank, with enough test examinees and items for the saving to settle
-#: (at smoke's 150 examinees and T = 8 one A/A pair alone scatters by +-10 points).
+#: (at 150 examinees and T = 8 one A/A pair alone scatters by +-10 points).
 _CHECK = dataclasses.replace(PRESETS["smoke"], n_test=1000, test_length=12, max_length=16)
 
 
-def _saving_check(seed: int) -> dict[str, float]:
-    """The claims' measure, % fewer items than a baseline (here MFI) at its RMSE@T, on the misspecified bank:
-    the oracle (MFI at the full-pool estimate theta*) must save the most; MFI's A/A partner (near-ties broken
-    on its own stream, the null) about nothing; random selection a lot less than nothing."""
+@functools.lru_cache(maxsize=4)
+def _check_curves(seed: int) -> dict[str, Curves]:
+    """Curves of MFI (the baseline), the oracle, MFI's A/A partner and random selection on the check's set."""
     cfg = _CHECK
     prep = prepare(_PROBE_SET, cfg, seed)
     theta_star, _ = estimate_ability(prep.bank, np.where(prep.split.pool, prep.x_test, np.nan), "map")
-    rng = np.random.default_rng([seed, 13])
     selectors = {
         "baseline": MFISelector(),
         "truth": _OracleMFI(theta_star),
         "null": _JitteredMFI(np.random.default_rng([seed, _PARTNER])),
         "random": RandomSelector(),
     }
-    curves = evaluate_selectors(prep.bank, selectors, prep.x_test, prep.split, cfg.max_length, rng, prep.theta_true)
+    rng = np.random.default_rng([seed, 13])
+    return evaluate_selectors(prep.bank, selectors, prep.x_test, prep.split, cfg.max_length, rng, prep.theta_true)
+
+
+def _saving_check(seed: int) -> dict[str, float]:
+    """The claims' measure, % fewer items than a baseline (here MFI) at its RMSE@T, on the misspecified bank:
+    the oracle (MFI at the full-pool estimate theta*) must save the most; MFI's A/A partner (near-ties broken
+    on its own stream, the null) about nothing; random selection a lot less than nothing."""
+    curves = dict(_check_curves(seed))
     base = curves.pop("baseline")
-    return {k: 100 * saving_with_interval(c, base, cfg.test_length, rng, n_boot=1)[0] for k, c in curves.items()}
+    rng = np.random.default_rng([seed, 14])
+    return {k: 100 * saving_with_interval(c, base, _CHECK.test_length, rng, n_boot=1)[0] for k, c in curves.items()}
 
 
-MEASURES = [MeasureCheck("% fewer items than a baseline (MFI)", _saving_check, null_band=(-5.0, 5.0))]
+def _planted_check(seed: int) -> dict[str, float]:
+    """|reading - planted| of the saving measure for a planted saving of 7.5 % (the positive controls' plant of
+    the 5 % bars): MFI against itself handicapped by 7.5 % (the truth: exact up to the interpolation between
+    lengths), MFI's A/A partner against the handicapped MFI (the null: the plant read through A/A noise, as
+    the positive controls read it), and, as alternatives that must read worse, the partner against MFI
+    unhandicapped (the plant missed) and against MFI handicapped twice as much."""
+    c = _check_curves(seed)
+    rng = np.random.default_rng([seed, 15])
+    plant, T = PLANTED["generalizes"], _CHECK.test_length
+
+    def error(ours: Curves, handicap: float) -> float:
+        return abs(100 * saving_with_interval(ours, handicapped(c["baseline"], handicap), T, rng, n_boot=1)[0] - plant)
+
+    return {"truth": error(c["baseline"], plant), "null": error(c["null"], plant),
+            "plant missed": error(c["null"], 0.0), "twice the plant": error(c["null"], 2 * plant)}  # fmt: skip
+
+
+MEASURES = [
+    MeasureCheck("% fewer items than a baseline (MFI)", _saving_check, null_band=(-2.5, 2.5)),
+    MeasureCheck("|read - planted| of a planted 7.5 % saving", _planted_check, null_band=(0.0, 2.5),
+                 higher_is_better=False),  # fmt: skip
+]
 MECHANISMS = [policy_training, differs_from_mfi, path_supervision]
 CLAIMS = [fewer_questions, path_matching_matters, scales, generalizes, untrained_equals_mfi]

@@ -37,7 +37,9 @@ class ExperimentConfig:
     """Bootstrap resamples of the examinees for the items-needed intervals."""
 
 
-SMOKE = ExperimentConfig(n_items=40, n_train=200, n_test=150, n_recal=150, test_length=8, max_length=12, epochs=1,
+# smoke: 600 test examinees and T = 12, so that an A/A pair's saving scatters by a few points (at 150 and T = 8
+# it scattered by +-10, as much as the bars): the A/A negative controls must fail at smoke
+SMOKE = ExperimentConfig(n_items=40, n_train=200, n_test=600, n_recal=150, test_length=12, max_length=16, epochs=1,
                          patience=1, hidden=16, selectors=("random", "mfi", "becat", "gpm"),
                          datasets=("misspecified MIRT",), n_boot=50)  # fmt: skip
 SMALL = ExperimentConfig(epochs=5, batch_size=8)  # <= 565 updates a policy (113 an epoch), early stopping
