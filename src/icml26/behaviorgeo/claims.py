@@ -224,6 +224,10 @@ def _peak_diff(scale_value: str, seed: int, fc_mode: str, beta_fc: float, beta_f
     "can reach), measured by the same RSA against the same free association at every beta",
     mechanisms=("fc-joint-comparison", "fa-frequency-bias"),
     judge=Interval("worst peak RSA FC - FA over beta", above=0.0),
+    by_construction="review: the simulator gives both paradigms one semantic space and one decisiveness and adds "
+    "a word-frequency bias to free association only, so forced choice's advantage is built into the data (it "
+    "flips when the bias is removed or forced choice is made less decisive, both reported); the claim checks that "
+    "the RSA pipeline recovers that planted ordering, not the paper's finding on people or LLMs",
 )
 def fc_beats_fa(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     mode = {Arm.CLAIM: "fc", Arm.NEGATIVE: "fa-twin", Arm.POSITIVE: "oracle"}[arm]  # what answers the FC side
@@ -486,17 +490,28 @@ def fc_joint_comparison(scale: Scale, seed: int) -> dict[str, float]:
 @mechanism(
     "fa-frequency-bias",
     component="free association's word-frequency bias (alpha = 1: frequent words intrude whatever the cue)",
-    measures="share of free associates among the 10 % most frequent words, over the 10 % of an unbiased draw",
-    above=1.5,
+    measures="what the bias costs free association's geometry: peak RSA with the hidden geometry of FA without the "
+    "bias (alpha = 0) minus that of FA with it (default subject, beta = 8); reference: the same difference for an "
+    "A/A pair (FA with the bias, run twice with independent answer noise), reported beside it",
+    above=0.02,
 )
 def fa_frequency_bias(scale: Scale, seed: int) -> dict[str, float]:
-    cfg = PRESETS[scale.value]
-    world, _, _ = _hidden(scale.value, seed)
-    subject = SimulatedSubject(world, seed=seed, n_layers=cfg.n_layers, beta_fa=BETA, alpha_fa=ALPHA)
-    _, assoc = subject.free_association(np.arange(cfg.n_words), max(1, cfg.fa_runs // 4))
-    frequent = world.freq >= np.quantile(world.freq, 0.9)
-    share = float(frequent[assoc].mean())
-    return {"fa-frequency-bias": share / frequent.mean(), "share of frequent words among associates": share}
+    # PPMI divides out the marginal frequency of each associate, so a bias that only shifts marginals would cost
+    # nothing here: the probe can read ~0 (inert) as the A/A reference does.
+    biased, unbiased = _simulated(scale.value, seed), _simulated(scale.value, seed, "fc", BETA, BETA, 0.0)
+    twin = _simulated(scale.value, seed, "fa-twin")  # S_fc: FA again on its own answer stream; S_fa: FA as above
+    peak = {
+        "biased": float(_by_layer(biased["S_fa"], biased, seed).max()),
+        "unbiased": float(_by_layer(unbiased["S_fa"], unbiased, seed).max()),
+        "A/A twin": float(_by_layer(twin["S_fc"], twin, seed).max()),
+        "A/A": float(_by_layer(twin["S_fa"], twin, seed).max()),
+    }
+    return {
+        "fa-frequency-bias": peak["unbiased"] - peak["biased"],
+        "A/A reference: FA twin - FA (same bias)": peak["A/A twin"] - peak["A/A"],
+        "peak RSA FA, alpha 1": peak["biased"],
+        "peak RSA FA, alpha 0": peak["unbiased"],
+    }
 
 
 @mechanism(
