@@ -604,8 +604,9 @@ def _planted_check(seed: int) -> dict[str, float]:
 
 MEASURES = [
     MeasureCheck("% fewer items than a baseline (MFI)", _saving_check, null_band=(-2.5, 2.5)),
-    MeasureCheck("|read - planted| of a planted 7.5 % saving", _planted_check, null_band=(0.0, 2.5),
-                 higher_is_better=False),  # fmt: skip
+    MeasureCheck(
+        "|read - planted| of a planted 7.5 % saving", _planted_check, null_band=(0.0, 2.5), higher_is_better=False
+    ),
 ]
 MECHANISMS = [policy_training, differs_from_mfi, path_supervision]
 CLAIMS = [fewer_questions, path_matching_matters, scales, generalizes, untrained_equals_mfi]
