@@ -1,5 +1,5 @@
-"""Contract v3 pieces of brainconverge: the positive control's planted correlation is exact, and the planted
-Granger pairs are calibrated under the permutation null and carry their direction."""
+"""Contract v3 pieces of brainconverge: the positive control's planted correlation is right in expectation and
+noisy, and the planted Granger pairs are calibrated under the permutation null and carry their direction."""
 
 import numpy as np
 import pytest
@@ -8,17 +8,19 @@ from icml26.brainconverge.analysis import granger, granger_null_fpr, planted_pai
 from icml26.brainconverge.claims import PAPER_VISION_R, planted_alignment
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("coupling", [-0.8, 0.0, 0.3, 0.9])
-def test_planted_alignment_has_exactly_the_planted_correlation(seed, coupling):
-    """Whatever the base's own correlation with performance (above or below the target), the plant sets it."""
-    rng = np.random.default_rng(seed)
+def test_planted_alignment_has_the_planted_correlation_in_expectation_and_can_miss(coupling):
+    """Whatever the base's own correlation with performance (above or below the target), the plant sets the
+    *expected* correlation to r; the realised one scatters around it (so the positive control can fail)."""
+    rng = np.random.default_rng(0)
     perf = rng.uniform(0.1, 1.0, 30)
     base = 0.5 + 0.1 * (coupling * (perf - perf.mean()) / perf.std() + rng.standard_normal(30))
-    planted = planted_alignment(base, perf, PAPER_VISION_R)
-    assert np.corrcoef(planted, perf)[0, 1] == pytest.approx(PAPER_VISION_R, abs=1e-9)
-    resid = lambda v: v - np.polyval(np.polyfit(perf, v, 1), perf)  # noqa: E731
-    assert np.allclose(resid(planted), resid(base))  # only the part along performance changes
+    r = [np.corrcoef(planted_alignment(base, perf, PAPER_VISION_R, np.random.default_rng(k)), perf)[0, 1]
+         for k in range(400)]  # fmt: skip
+    assert np.mean(r) == pytest.approx(PAPER_VISION_R, abs=0.05)
+    assert 0.01 < np.std(r) < 0.3  # the noise draw alone moves it (not an exact plant)
+    with pytest.raises(ValueError, match="planted correlation"):
+        planted_alignment(base, perf, 0.9, rng)
 
 
 def test_planted_pairs_are_calibrated_and_directed():

@@ -1,10 +1,10 @@
 """The paper's headline claims on a zoo of small models trained on real images (scikit-learn digits) and a
 synthetic brain with known ground truth (see README "Claims").
 
-- ``performance-predicts-alignment-v1``: across the zoo, alignment (RBF-CKA, sigma = 12) with a brain read out of
-  a *trained* reference network correlates with test accuracy, and more than with a brain read out of an
-  *untrained* reference network (which removes the generic part: wider, better-conditioned features align
-  more with anything).
+- ``performance-predicts-alignment-v2``: across the zoo, alignment (RBF-CKA, sigma = 12) with a brain read out of
+  a *trained* reference network correlates with test accuracy, and more (by > 0.15) than with a brain read out of
+  an *untrained* reference network (which removes the generic part: wider, better-conditioned features align
+  more with anything); on fresh seeds.
 - ``hierarchy-v1``: deeper ROIs are best matched by deeper layers.
 - ``granger-calibrated-v1``: the bidirectional Granger pipeline on training trajectories is calibrated
   (permutation-null false-positive rate near 5 %) and finds a planted direction; the paper's
@@ -15,8 +15,10 @@ A review labelled the first two "by construction": the synthetic brain is read o
 own family, so they show that the engine recovers a planted convergence and hierarchy, not that brains converge;
 ``scale-out`` is labelled too (an equality of two code paths, an integration check rather than a paper claim).
 
-Contract v3: every claim runs a negative control (the effect removed, with its own randomness) and a positive
-control (the effect planted at the claimed size: an accuracy-tracking alignment at the paper's vision r = 0.53;
+Contract v3: every claim runs a negative control (the effect removed, with its own randomness: for
+``performance-predicts-alignment`` an A/A pair of untrained-reference brains) and a positive
+control (the effect planted at about its bar: an accuracy-tracking alignment read with noise, 1.25x the delta-r
+margin above the generic part in expectation;
 the brain's own generator as the zoo; a Granger null where the F-test's assumptions hold; a brain stored in the
 features' order). ``MECHANISMS`` probe what the brain carries (learned structure, a layer hierarchy) and whether
 the trajectories move; ``MEASURES`` checks RBF-CKA both ways (the generator scores best, a stimulus-shuffled
@@ -88,10 +90,26 @@ def _items(models):
     return [{"model": m.name, "step": 0, "net": m.net} for m in models]
 
 
+#: Offset of the seed stream the A/A arm (a second untrained reference and its brain) draws its randomness from.
+AA_STREAM = 7919
+
+
+@functools.lru_cache(maxsize=8)
+def _untrained_twin_brain(scale: str, seed: int) -> BrainData:
+    """The A/A arm of the untrained-reference brain: a second untrained reference network (its own
+    initialisation) read out by its own voxel maps and noise."""
+    cfg = PRESETS[scale]
+    sp = world(scale, seed)[0]
+    ref0 = train_mlp(sp, epochs=0, seed=50_000 + seed, name="untrained-reference-twin", width=cfg.ref_width,
+                     depth=cfg.ref_depth)  # fmt: skip
+    return synthetic_brain(ref0.net, sp.X_stim, sp.stim_ids, voxels=cfg.voxels, snr=cfg.snr, seed=seed + AA_STREAM)
+
+
 @functools.lru_cache(maxsize=32)
 def _model_alignment_cached(scale: str, seed: int, kind: str):
     sp, ref, zoo, brains = world(scale, seed)
-    tab = align_models(_items([*zoo, ref]), sp.X_stim, _caches(brains[kind], sp.stim_ids))
+    brain = _untrained_twin_brain(scale, seed) if kind == "untrained-twin" else brains[kind]
+    tab = align_models(_items([*zoo, ref]), sp.X_stim, _caches(brain, sp.stim_ids))
     return model_alignment(tab).set_index("model")["alignment"]
 
 
@@ -105,31 +123,52 @@ def _model_alignment(scale: str, seed: int, kind: str, shuffle_rng=None):
     return model_alignment(tab).set_index("model")["alignment"]
 
 
-def planted_alignment(base: np.ndarray, performance: np.ndarray, r: float) -> np.ndarray:
-    """``base + lam * z(performance) * sd(base)`` with ``lam`` chosen so that its Pearson correlation with
-    ``performance`` is ``r`` (when ``base`` already correlates more, ``lam`` is negative: the plant lowers it).
+def planted_alignment(base: np.ndarray, performance: np.ndarray, r: float, rng: np.random.Generator) -> np.ndarray:
+    """``base + lam * sd(base) * s``: an accuracy-tracking part measured with noise, ``s = z(z(performance) + e / 2)``
+    with ``e ~ N(0, 1)`` per model, so ``s`` correlates with performance at ``rho = 1/sqrt(1.25) ~ 0.89`` in
+    expectation.
 
-    With ``b = z(base)``, ``z = z(performance)`` and ``c = corr(b, z)``, ``corr(b + lam z, z) = (c + lam) /
-    sqrt(1 + 2 lam c + lam^2)``; setting it to ``r`` gives ``lam = -c + sqrt(1 - c^2) r / sqrt(1 - r^2)``.
+    ``lam`` sets the *expected* correlation with performance to ``r``: with ``c = corr(base, performance)`` and the
+    noise independent of ``base``, ``corr(b + lam s, z) ~ (c + lam rho) / sqrt(1 + 2 lam c rho + lam^2)``; squaring
+    ``= r`` gives ``lam^2 (rho^2 - r^2) + 2 lam c rho (1 - r^2) + c^2 - r^2 = 0`` (the larger root). The realised
+    correlation scatters around ``r`` with the noise draw, so the plant can miss.
     """
     base, perf = np.asarray(base, float), np.asarray(performance, float)
     z = (perf - perf.mean()) / perf.std()
+    noisy = z + 0.5 * rng.standard_normal(len(z))  # (models,) the planted part, read with noise
+    s = (noisy - noisy.mean()) / noisy.std()
+    rho = 1.0 / np.sqrt(1.25)
+    if not 0.0 <= r < rho:
+        raise ValueError(f"a planted correlation must lie in [0, {rho:.3f}) with this noise; got {r}")
     c = float(np.corrcoef(base, perf)[0, 1])
-    lam = -c + np.sqrt(max(1.0 - c**2, 0.0)) * r / np.sqrt(1.0 - r**2)
-    return base + lam * z * base.std()
+    a, b, k = rho**2 - r**2, c * rho * (1.0 - r**2), c**2 - r**2
+    lam = (-b + np.sqrt(max(b**2 - a * k, 0.0))) / a
+    return base + lam * s * base.std()
+
+
+#: performance-predicts-alignment-v2's margin on delta r: an A/A pair of untrained-reference brains scatters by up to
+#: +-0.12 on one seed at smoke (v1's seeds), so a margin of 0 let a 1-seed A/A hold half the time.
+DELTA_R_MARGIN = 0.15
+#: Offset of v2's fresh seed stream: the margin was set after seeing v1's seeds (0-4), so v2 is judged on others.
+FRESH = 1000
 
 
 @claim(
-    "brainconverge/performance-predicts-alignment-v1",
+    "brainconverge/performance-predicts-alignment-v2",
     statement="Across a zoo of MLPs trained on digits (width 8-128, depth 1-3, 0-30 epochs, 0-60 % label noise), "
     "the Pearson correlation of test accuracy with brain alignment (RBF-CKA sigma = 12, max over layers, mean over "
     "ROIs) is positive, and larger for a brain read out of a trained reference network than for one read out of "
-    "an untrained reference network (paired, same zoo and stimuli: delta r > 0)",
+    "an untrained reference network by more than 0.15 (paired, same zoo and stimuli: delta r > 0.15; v1 asked "
+    "delta r > 0, which an A/A pair of untrained brains clears on one seed half the time). The margin was set from "
+    "v1's seeds; judged on fresh seeds (worlds of seed + 1000)",
     paper="Abstract: higher-performing models develop stronger brain correspondence (r = 0.89 language, 0.53 vision)",
-    control="the trained brain's voxel responses shuffled across stimuli: alignment no longer tracks accuracy, "
-    "delta r < 0 and the claim must fail",
-    positive="the zoo's alignment with the untrained-reference brain plus an accuracy-tracking part sized so that "
-    "its correlation with accuracy is the paper's vision r = 0.53: can delta r see r = 0.53 above the generic part?",
+    control="A/A: a second untrained-reference brain (another untrained network, its own voxel maps and noise) in "
+    "the trained brain's place: the learned structure removed, both arms generic, delta r scatters around 0 and "
+    "the claim must fail",
+    positive="the zoo's alignment with the untrained-reference brain plus an accuracy-tracking part read with noise "
+    "(its own draw per seed), sized so that its expected correlation with accuracy exceeds the untrained brain's "
+    "by 1.25 x the 0.15 margin (capped at 0.85; the realised r scatters around it): can delta r see an effect just "
+    "above its bar?",
     mechanisms=("learned-structure",),
     by_construction="review: the synthetic brain is itself a trained digits MLP (random linear read-out of its "
     "layers + noise), so that better-trained digits MLPs align more with it is the premise built into the data "
@@ -138,26 +177,30 @@ def planted_alignment(base: np.ndarray, performance: np.ndarray, r: float) -> np
     "brain data the reference did not generate (real fMRI, or a brain read from a network trained on another task)",
     judge=(
         Interval("Pearson r (accuracy, alignment)", above=0.0),
-        Interval("delta r (trained - untrained brain)", above=0.0),
+        Interval("delta r (trained - untrained brain)", above=DELTA_R_MARGIN),
     ),
 )
 def performance_predicts_alignment(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    seed += FRESH  # v2: judged on fresh seeds
     zoo = world(scale.value, seed)[2]
-    shuffle = np.random.default_rng([seed, 99]) if arm is Arm.NEGATIVE else None  # the negative control's line
     acc = np.array([m.accuracy for m in zoo])
     width = np.log2([m.spec["width"] for m in zoo])
     res, align = {}, {}
-    for kind, sh in (("trained", shuffle), ("untrained", None)):
-        ma = _model_alignment(scale.value, seed, kind, sh)
+    # the negative control's line: the A/A untrained brain (own network, voxel maps, noise) in the trained one's place
+    studied = "untrained-twin" if arm is Arm.NEGATIVE else "trained"
+    for kind, brain_kind in (("trained", studied), ("untrained", "untrained")):
+        ma = _model_alignment(scale.value, seed, brain_kind)
         align[kind] = np.array([ma[m.name] for m in zoo])
         res[kind] = performance_correlation(align[kind], acc, covariates=width)
         res[kind]["truth"] = float(ma["reference"])
-    if arm is Arm.POSITIVE:  # the paper's r planted on top of the generic (untrained-brain) alignment
-        align["trained"] = planted_alignment(align["untrained"], acc, PAPER_VISION_R)
+    if arm is Arm.POSITIVE:  # delta r planted at 1.25x its margin, read with noise, on top of the generic part
+        rng = np.random.default_rng([seed, AA_STREAM, 53])
+        target = min(res["untrained"]["r"] + 1.25 * DELTA_R_MARGIN, 0.85)
+        align["trained"] = planted_alignment(align["untrained"], acc, max(target, 0.0), rng)
         truth = res["trained"]["truth"]
         res["trained"] = performance_correlation(align["trained"], acc, covariates=width) | {"truth": truth}
     r, dr = res["trained"]["r"], res["trained"]["r"] - res["untrained"]["r"]
-    holds = r > 0 and dr > 0
+    holds = r > 0 and dr > DELTA_R_MARGIN
     fig, ax = _figure()
     ax.scatter(acc, align["trained"], label=f"trained-reference brain (r = {r:.2f})")
     ax.scatter(
@@ -452,6 +495,7 @@ def scale_out(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     above=0.05,
 )
 def learned_structure(scale: Scale, seed: int) -> dict[str, float]:
+    seed += FRESH  # the worlds performance-predicts-alignment-v2 reads
     aligned = float(_model_alignment(scale.value, seed, "trained")["reference"])
     shuffled = float(_model_alignment(scale.value, seed, "trained", np.random.default_rng([seed, 98]))["reference"])
     return {"learned-structure": aligned - shuffled, "reference alignment": aligned, "shuffled brain": shuffled}
