@@ -50,11 +50,12 @@ def test_the_positive_control_plants_the_gain_on_the_negatives_a_a_pair(claim_ob
     assert negative != 0.0  # an A/A pair of independent runs, not one model twice
 
 
-def test_the_calibrated_oracle_has_unit_ssr_and_stage_twos_skill():
+def test_the_oracle_is_planted_inside_the_band_with_stage_twos_skill():
     res = run_experiment("smoke", 0)
     oracle = C._calibrated_oracle("smoke", 0, res)
     scores = C._late_scores(C.stage1("smoke", 0), oracle, C._sweep_inits("smoke", 0)[2])
-    assert 0.9 < scores["ssr"] < 1.1
+    m, k = C.stage1("smoke", 0).preset.eval_members, C.ORACLE_SPREAD
+    assert scores["ssr"] == pytest.approx(np.sqrt((m + 1) / m) * k / np.sqrt(1 + k**2 / m), abs=0.03)
     assert scores["rmse"] == pytest.approx(_late(res, "ucast", "rmse"), rel=0.1)
 
 
@@ -65,14 +66,36 @@ def test_every_claim_has_three_arms_and_names_declared_mechanisms():
         assert set(c.mechanisms) <= names
 
 
-def test_probes_measure_the_cached_experiment():
-    res = run_experiment("smoke", 0)
+def test_probes_measure_the_component_against_its_reference():
     spread = C.dropout_spread(Scale.SMOKE, 0)
-    assert spread["dropout-spread"] == pytest.approx(_late(res, "ucast", "ssr"))
-    widening = C.crps_widening(Scale.SMOKE, 0)
-    assert widening["crps-widening"] == pytest.approx(
-        _late(res, "ucast", "spread") / _late(res, "mae_continued", "spread")
+    assert spread["one-step spread, dropout off (ablated reference)"] == 0.0  # the ablated members are one forecast
+    assert spread["dropout-spread"] == pytest.approx(
+        spread["one-step spread, dropout on"] / spread["one-step RMSE, dropout off"]
     )
+    widening = C.crps_widening(Scale.SMOKE, 0)
+    ours, twin = run_experiment("smoke", 0), run_experiment("smoke", 0, stage2_variant="mae_twin")
+    cont = ours.scores["mae_continued"]["spread"][0]
+    assert twin.scores["mae_continued"]["spread"][0] == cont  # one comparator ensemble for both ratios
+    assert widening["crps-widening"] == pytest.approx(
+        (ours.scores["ucast"]["spread"][0] - twin.scores["ucast"]["spread"][0]) / cont
+    )
+
+
+def test_fast_inference_controls_time_an_a_a_twin_and_plant_15x():
+    negative = C.fast_inference_v2(Scale.SMOKE, 0, Arm.NEGATIVE)
+    assert negative.measured["network calls per member-step, EDM / U-Cast"] == 1.0
+    assert negative.baselines["CRPS U-Cast twin (own dropout masks)"] != negative.measured["CRPS U-Cast"]
+    assert abs(negative.measured["log10 speed-up at equal CRPS"]) < 0.5  # two runs of one forecaster: about 1x
+    assert C.TWIN_HANDICAP == 1.5 * 10  # 1.5 times the claimed 10x
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_measures_read_a_planted_effect_at_its_size(seed):
+    for check in (C._gain_check("crps"), C._gain_check("rmse")):
+        assert check(seed)["planted"] == pytest.approx(C.MEASURE_PLANTED_GAIN, abs=0.004)
+    m = 10  # the synthetic ensemble's members
+    ssr = np.sqrt((m + 1) / m) * 0.85 / np.sqrt(1 + 0.85**2 / m)
+    assert C._ssr_check(seed)["planted"] == pytest.approx(1 - ssr, abs=0.01)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
