@@ -1,6 +1,7 @@
 """The paper's headline claims, executable, each in three arms (contract v3): the claim, a negative control
 (the effect removed; for a comparison an A/A run with its own randomness) and a positive control (the claimed
-effect planted: the coherent code by construction, a known-good arm). ``MECHANISMS`` probe whether Coh's
+effect planted at about the claims' bars: an A/A code with 14 of 16 features replaced by coherent arcs, a
+known-good arm handicapped to just inside the bar). ``MECHANISMS`` probe whether Coh's
 components act; ``MEASURES`` validate the claims' measures both ways (the truth scores best, a null at the null).
 
 Shared experiment (``experiment.circle_runs``): circle data in R^20 (the angle is hidden from the model;
@@ -40,13 +41,26 @@ def _arc_stats(codes: np.ndarray, theta: np.ndarray, bins: int) -> tuple[float, 
     return float(np.mean(ac["contiguity"][live])), float(np.mean(ac["components"][live])), float(ac["tiling"]), ac
 
 
+#: Offset of the seed stream the v3 circle claims (and the probes of the models they read) are judged on. The data's
+#: curvature 3, topology-shared's margin 0.15 and reconstruction-kept's 100x control were fixed after seeing v2's
+#: seeds (0-4), so their v3 versions run on fresh seeds: seed s trains on circle data and models of seed s + 1000.
+FRESH = 1000
+
+#: Share of the A/A code's features the positive controls replace by coherent arcs (14 of 16), sized on v2's seeds
+#: (smoke 0-2): the planted H1-bottleneck gain over L1 reads 0.29 / 0.15 / 0.01 against topology-shared's 0.15
+#: margin (a half reads 0, the whole ideal code 0.31-0.40), and the planted contiguity ~0.97-0.99 sits just above
+#: circle-tiled's 0.95 bar (the ideal code alone, 1.0 and one arc per feature, cannot miss).
+PLANTED_SHARE = 0.875
+
+
 def _circle_arm(cfg, seed: int, arm: Arm):
-    """What stands in Coh's place on the circle: Coh (claim), a second L1 model (A/A negative control), or
-    coherent arcs by construction (positive control)."""
+    """What stands in Coh's place on the circle (``seed`` is already on the fresh stream): Coh (claim), a second
+    L1 model (A/A negative control), or that second L1 model with most of its features replaced by coherent arcs
+    (positive control, :func:`_planted_arcs`)."""
     if arm is Arm.NEGATIVE:
         return l1_twin(cfg, seed)
     if arm is Arm.POSITIVE:
-        return _oracle_arcs(circle_runs(cfg, seed)["data"].theta[:, 0], cfg, seed)
+        return _planted_arcs(l1_twin(cfg, seed), circle_runs(cfg, seed)["data"].theta[:, 0], cfg, seed)
     return circle_runs(cfg, seed)["coh"]
 
 
@@ -93,31 +107,42 @@ def _plot_diagrams(dgms: dict[str, list[np.ndarray]]):
     return fig
 
 
-class _Oracle:
-    """The planted arm of a positive control: codes built to be coherent (:func:`coherent_arc_codes`), in the
-    place of a trained model's result (no reconstruction: the claims that plant it do not measure MSE)."""
+class _Planted:
+    """The planted arm of a positive control: an A/A code with part of its features replaced by coherent arcs, in
+    the place of a trained model's result (its reconstruction is the A/A model's; the claims that plant it do not
+    judge MSE)."""
 
-    def __init__(self, codes: np.ndarray):
+    def __init__(self, codes: np.ndarray, mse: float):
         self.codes = codes
         self.density = float((codes > 0).mean())
-        self.mse = float("nan")
+        self.mse = mse
 
 
-def _oracle_arcs(theta: np.ndarray, cfg, seed: int) -> _Oracle:
-    """Coherent arcs tiling the circle of the angles ``theta``, one per feature (the claimed effect, exactly)."""
-    return _Oracle(coherent_arc_codes(theta, cfg.n_features, np.random.default_rng([seed, 31])))
+def _planted_arcs(aa, theta: np.ndarray, cfg, seed: int) -> _Planted:
+    """The A/A model ``aa``'s codes with ``PLANTED_SHARE`` of its features (chosen at random) replaced by the same
+    features of a coherent tiling of the circle of ``theta`` (:func:`coherent_arc_codes`, rescaled to each
+    replaced feature's own maximum): the claimed effect at about the claims' bars, short of the ideal code."""
+    rng = np.random.default_rng([seed, 31])
+    ideal = coherent_arc_codes(theta, cfg.n_features, rng)  # (n, m)
+    codes = aa.codes.copy()
+    swap = rng.choice(cfg.n_features, size=round(PLANTED_SHARE * cfg.n_features), replace=False)
+    scale = np.maximum(codes[:, swap].max(0), 1e-6)  # keep each feature's activation scale
+    codes[:, swap] = ideal[:, swap] * scale
+    return _Planted(codes, aa.mse)
 
 
 @claim(
-    "coherence/circle-tiled-by-arcs-v2",
+    "coherence/circle-tiled-by-arcs-v3",
     statement="On circle data embedded in R^20, recon + Coh features are contiguous arcs that tile the circle "
     "(mean chance-corrected contiguity > 0.95) and are more contiguous, with fewer support components, than "
-    "recon + L1 features at matched activation density (paired over seeds)",
+    "recon + L1 features at matched activation density (paired over seeds). The embedding's curvature 3 was fixed "
+    "from v2's seeds; judged on fresh seeds (data and models of seed + 1000)",
     paper="abstract: 'if data lies on a circle, coherent features must tile that circle into contiguous arcs'",
     control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
     "paired differences scatter around 0",
-    positive="the claimed code planted in Coh's place: coherent arcs tiling the true circle, one per feature "
-    "(contiguity 1, one arc each), measured and compared with the same L1 model",
+    positive="the A/A code (a second L1 model) with 14 of its 16 features (at random) replaced by coherent arcs "
+    "tiling the true circle: a planted contiguity ~0.97-0.99, just above the 0.95 bar, in Coh's place, measured "
+    "and compared with the same L1 model",
     mechanisms=("coh-penalty",),
     judge=(
         Interval("contiguity(Coh) - contiguity(L1)", above=0.0),
@@ -127,6 +152,7 @@ def _oracle_arcs(theta: np.ndarray, cfg, seed: int) -> _Oracle:
 )
 def circle_tiled_by_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
+    seed += FRESH  # v3: judged on fresh seeds
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
     ours = _circle_arm(cfg, seed, arm)
@@ -162,16 +188,18 @@ def circle_tiled_by_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
 
 
 @claim(
-    "coherence/topology-shared-v2",
+    "coherence/topology-shared-v3",
     statement="The H1 bottleneck distance between the Vietoris-Rips diagrams of the samples (true circle) and of "
     "the barycentric feature positions is smaller for Coh codes than for density-matched L1 codes by more than "
     "0.15 (paired; on ground truth, arcs tiling the circle score ~0.35-0.4 and untiled features ~0.72-0.82), and "
-    "on coherent matrices built by construction every bottleneck distance is within the interleaving bound 2r",
+    "on coherent matrices built by construction every bottleneck distance is within the interleaving bound 2r. The "
+    "margin 0.15 and the embedding's curvature 3 were fixed from v2's seeds; judged on fresh seeds (seed + 1000)",
     paper="abstract: coherent matrices induce a bounded interleaving of the VR filtrations of samples and features",
     control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
     "paired difference scatters around 0 (the bound part is unchanged)",
-    positive="the claimed code planted in Coh's place: coherent arcs tiling the true circle, one per feature (the "
-    "theorem's premise; on ground truth their H1 bottleneck is the smallest)",
+    positive="the A/A code (a second L1 model) with 14 of its 16 features (at random) replaced by coherent arcs "
+    "tiling the true circle (the theorem's premise, mostly planted; sized on v2's seeds to a gain of about the 0.15 "
+    "margin) in Coh's place",
     mechanisms=("coh-penalty", "coverage"),
     judge=(
         Interval("dB_H1(L1) - dB_H1(Coh)", above=0.15),
@@ -180,6 +208,7 @@ def circle_tiled_by_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
 )
 def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
+    seed += FRESH  # v3: judged on fresh seeds
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
     rng = np.random.default_rng(10_000 + seed)
@@ -236,7 +265,8 @@ def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
     paper="abstract: validated 'in an auto-encoder using synthetic and rotated MNIST datasets'",
     control="Coh trained on randomly permuted angles in Coh's place (same objective, weight and coverage terms; "
     "no angle information; its own training run)",
-    positive="the claimed code planted in Coh's place: coherent arcs tiling the rotation angle, one per feature",
+    positive="the negative control's code (Coh on shuffled angles) with 14 of its 16 features (at random) replaced "
+    "by coherent arcs tiling the rotation angle, in Coh's place",
     mechanisms=("coh-penalty",),
     judge=(
         Interval("contiguity(Coh) - contiguity(L1)", above=0.0),
@@ -248,7 +278,7 @@ def rotation_tuned_features(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cl
     R = digit_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
     ours = {Arm.CLAIM: lambda: R["coh"], Arm.NEGATIVE: lambda: digit_coh_shuffled(cfg, seed)}.get(
-        arm, lambda: _oracle_arcs(theta, cfg, seed)
+        arm, lambda: _planted_arcs(digit_coh_shuffled(cfg, seed), theta, cfg, seed)
     )()
     c_ours, k_ours, _, _ = _arc_stats(ours.codes, theta, cfg.n_angles)
     c_l1, k_l1, _, _ = _arc_stats(R["l1"].codes, theta, cfg.n_angles)
@@ -290,16 +320,22 @@ def rotation_tuned_features(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cl
     )
 
 
+#: Positive control of reconstruction-kept: the A/A model's MSE ratio handicapped by this factor (1.5 / 1.25).
+PLANTED_MSE_RATIO = 1.2
+
+
 @claim(
-    "coherence/reconstruction-kept-v2",
+    "coherence/reconstruction-kept-v3",
     statement="On circle data, recon + Coh reconstructs about as well as recon + L1 at matched activation "
-    "density: the paired ratio MSE(Coh) / MSE(L1) stays below 1.5",
+    "density: the paired ratio MSE(Coh) / MSE(L1) stays below 1.5. The negative control's 100x weight and the "
+    "embedding's curvature 3 were fixed from v2's seeds; judged on fresh seeds (seed + 1000)",
     paper="abstract: Coh 'yields not just interpretable features but an interpretable feature space' "
     "(reconstruction is not quantified in the abstract)",
     control="Coh at 100x its weight (lambda_Coh = 10, coherence dominating reconstruction) in place of the "
-    "lambda_Coh = 0.1 model (10x was too gentle: a ratio of 1.45 on one smoke seed)",
-    positive="a known-good arm in Coh's place: a second density-matched L1 model (its own initialisation), whose "
-    "MSE ratio to the L1 arm is ~1, inside the claimed 1.5",
+    "lambda_Coh = 0.1 model (fixed in v2: 10x gave a ratio of 1.45 on one smoke seed)",
+    positive="a known-good arm handicapped to just inside the bar: a second density-matched L1 model (its own "
+    "initialisation) with its MSE multiplied by 1.2, so the ratio to the L1 arm is 1.2 x its A/A scatter around 1 "
+    "(the bar 1.5 is 1.25x the plant)",
     mechanisms=("coh-penalty",),
     judge=Interval("MSE(Coh) / MSE(L1)", below=1.5),
 )
@@ -307,8 +343,12 @@ def reconstruction_kept(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimR
     from icml26.coherence.model import fit_autoencoder
 
     cfg = get_config(scale)
+    seed += FRESH  # v3: judged on fresh seeds
     R = circle_runs(cfg, seed)
-    ours = l1_twin(cfg, seed) if arm is Arm.POSITIVE else R["coh"]
+    ours = R["coh"]
+    if arm is Arm.POSITIVE:  # the A/A model, handicapped by the planted ratio
+        twin = l1_twin(cfg, seed)
+        ours = _Planted(twin.codes, PLANTED_MSE_RATIO * twin.mse)
     if arm is Arm.NEGATIVE:  # the one line the control changes: Coh's weight x 100
         ours = fit_autoencoder(
             R["data"].X,
@@ -376,7 +416,7 @@ def cheaper_than_ph_losses(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cla
     above=0.1,
 )
 def coh_penalty(scale: Scale, seed: int) -> dict[str, float]:
-    R = circle_runs(get_config(scale), seed)
+    R = circle_runs(get_config(scale), seed + FRESH)  # the models the v3 circle claims read
     v = {
         arm: coherence_report(R[arm].codes, R["geometry"]).summary()["mean_column_variance"] for arm in ("coh", "none")
     }
@@ -391,7 +431,7 @@ def coh_penalty(scale: Scale, seed: int) -> dict[str, float]:
     above=0.9,
 )
 def coverage(scale: Scale, seed: int) -> dict[str, float]:
-    R = circle_runs(get_config(scale), seed)
+    R = circle_runs(get_config(scale), seed + FRESH)  # the models the v3 circle claims read
     alive = {arm: float((R[arm].codes.sum(0) > 0).mean()) for arm in ("coh", "l1", "none")}
     return {"coverage": alive["coh"], "live share (L1)": alive["l1"], "live share (recon only)": alive["none"]}
 
