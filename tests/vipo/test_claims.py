@@ -61,9 +61,16 @@ def test_the_aa_arm_trains_on_its_own_seed_stream():
     assert 0.5 < aa_m["one-step MSE"] / nll_m["one-step MSE"] < 2.0
 
 
-def test_positive_arm_of_the_mechanism_claims_holds_at_smoke():
-    for c in (C.closes_value_gap, C.more_accurate_model):
-        assert c(Scale.SMOKE, 0, Arm.POSITIVE).verdict == "holds"
+def test_positive_arm_is_the_aa_model_moved_towards_the_truth():
+    """The positive arm plants the effect on the A/A pair: planted at share 0 it is exactly the A/A arm (its own
+    seed stream, so it carries the A/A noise); planted at share 1 (the true mean dynamics) the value gap is ~0."""
+    nll_n, aa = C._mechanism("smoke", 0, Arm.NEGATIVE)
+    nll_p, zero = C._mechanism("smoke", 0, Arm.POSITIVE, 0.0)
+    assert nll_p["value gap"] == nll_n["value gap"]
+    assert zero["value gap"] == aa["value gap"] and zero["policy-state error"] == aa["policy-state error"]
+    _, full = C._mechanism("smoke", 0, Arm.POSITIVE, 1.0)
+    assert full["value gap"] < 0.2 * aa["value gap"]
+    assert 0.0 < C.PLANT_ERROR < C.PLANT_GAP < 1.0 and (1 - C.PLANT_ERROR) ** 2 == pytest.approx(0.85)
 
 
 @pytest.mark.parametrize("measure", C.MEASURES, ids=lambda m: m.name)

@@ -5,18 +5,21 @@
   computed by Monte Carlo on the true system and through the model.
 - ``more-accurate-model-v2`` (same system): the VIPO model predicts at least 10 % better on the states visited
   by the policy optimised on it (LQR on the learned linear model, rolled out in the true system).
-- ``improves-offline-return-v2`` (Pendulum-v1 pipeline): MOPO+VIPO beats MOPO in normalised return.
-- ``plug-in-v2`` (same pipeline): the same VIPO model training improves both MOPO and MOBILE.
+- ``improves-offline-return-v3`` (Pendulum-v1 pipeline): MOPO+VIPO beats MOPO in normalised return.
+- ``plug-in-v3`` (same pipeline): the same VIPO model training improves both MOPO and MOBILE.
+  (v3 of both: v2's recipe, whose phi and warm-up were chosen after seeing v2's seeds, judged on fresh seeds.)
 
 The arms (contract v3):
 
 - **negative** (A/A): the 'VIPO' arm is the plain NLL ensemble (phi = 0) trained -- and, in the pipeline, its
   policy learned and evaluated -- on its *own* seed stream (:data:`AA_STREAM`), so each paired statistic
   scatters around its null (ratio 1, difference 0) instead of sitting on it;
-- **positive**: the claimed effect planted at the claimed size. On the 2-D system the 'VIPO' model is the
-  NLL model moved :data:`TOWARDS_TRUTH` of the way to the true mean dynamics (a model error, and so a value
-  gap, cut by the 'large factor' of 3); in the pipeline it is the A/A arm plus :data:`PLANTED_MARGIN`
-  normalised points, so the positive control asks whether these seeds could see a D4RL-sized gain.
+- **positive**: the claimed effect planted at about the claim's bar, on the A/A arm (its own seed stream), so
+  the positive control carries the A/A noise and can fail. On the 2-D system the 'VIPO' model is the A/A NLL
+  model moved a share of the way to the true mean dynamics: :data:`PLANT_GAP` for the value-gap claim (its
+  model error halved; gap ratio about 0.42 against the bar 0.5), :data:`PLANT_ERROR` for the model-error claim
+  (its squared error cut by 15 %, 1.5x the bar's 10 %); in the pipeline it is the A/A arm plus
+  :data:`PLANTED_MARGIN` normalised points (1.5x the bar of 2).
 
 ``MECHANISMS``: the value term's share of the model gradient, ``||phi grad L_value|| / ||grad L_ori||``, in
 the setting each family of claims trains (live above 1 %). ``MEASURES``: the Monte-Carlo value-gap ratio
@@ -40,11 +43,17 @@ from icml26.vipo.policy import train_policy
 
 #: Offset of the seed stream an A/A arm trains (and, in the pipeline, learns its policy) on.
 AA_STREAM = 7919
-#: Positive control on the 2-D system: the share of the way from the NLL model to the true mean dynamics.
-TOWARDS_TRUTH = 2 / 3
-#: Positive control in the pipeline: normalised points added to the A/A arm (the order of MOPO+VIPO's gain
-#: over MOPO in the paper's D4RL tables; e.g. halfcheetah-medium 80.0 for VIPO vs about 72 for MOPO).
-PLANTED_MARGIN = 10.0
+#: Positive controls on the 2-D system: the share of the way from the A/A NLL model to the true mean dynamics.
+#: closes-value-gap (bar: gap ratio < 0.5): the model error halved, a gap ratio of about 0.42 (1.2x the bar's cut).
+PLANT_GAP = 0.5
+#: more-accurate-model (bar: error ratio < 0.9): the squared error (1 - lam)^2 = 0.85 of the model's (1.5x the bar).
+PLANT_ERROR = 1 - 0.85**0.5
+#: Positive control in the pipeline: normalised points added to the A/A arm, 1.5x the claims' bar of 2 points
+#: (v2 planted 10, the order of the paper's D4RL gains: five times the bar, not a test of the bar).
+PLANTED_MARGIN = 3.0
+#: The pipeline claims' v3 are judged on a fresh seed stream: seed + FRESH_SEEDS. Their values (phi = 1e-2, the
+#: 60-epoch value warm-up) were fixed after seeing v2's seeds 0-4.
+FRESH_SEEDS = 1000
 #: A credited term is live when it carries more than this share of the model's gradient norm.
 LIVE_SHARE = 0.01
 
@@ -146,8 +155,9 @@ def _mech_metrics(scale_value: str, seed: int, model) -> dict:
 
 
 @functools.lru_cache(maxsize=64)
-def _mechanism(scale_value: str, seed: int, arm: Arm) -> tuple[dict[str, float], dict[str, float]]:
-    """``(NLL metrics, 'VIPO'-arm metrics)`` of one arm on one seed; the NLL arm is the same in all three.
+def _mechanism(scale_value: str, seed: int, arm: Arm, plant: float = PLANT_GAP) -> tuple[dict, dict]:
+    """``(NLL metrics, 'VIPO'-arm metrics)`` of one arm on one seed; the NLL arm is the same in all three. The
+    positive arm is the A/A model moved a share ``plant`` of the way to the true mean dynamics.
 
     ``"policy-state error"``: each model's one-step error against the true mean dynamics on the states that the
     two LQR policies (one optimised on each model) visit in the true system, pooled -- both models are scored
@@ -157,8 +167,9 @@ def _mechanism(scale_value: str, seed: int, arm: Arm) -> tuple[dict[str, float],
     nll_model, _ = _mech_model(scale_value, seed, 0.0, seed)
     if arm is Arm.NEGATIVE:  # A/A: a second NLL ensemble on its own seed stream (init, batches, holdout)
         model, log = _mech_model(scale_value, seed, 0.0, seed + AA_STREAM)
-    elif arm is Arm.POSITIVE:  # the effect planted: the NLL model's error cut to a third
-        model, log = TowardsTruth(nll_model, system, TOWARDS_TRUTH), None
+    elif arm is Arm.POSITIVE:  # the effect planted at about the bar, on the A/A model (its own noise kept)
+        aa_model, _ = _mech_model(scale_value, seed, 0.0, seed + AA_STREAM)
+        model, log = TowardsTruth(aa_model, system, plant), None
     else:
         model, log = _mech_model(scale_value, seed, dc.phi, seed)
     nll, other = _mech_metrics(scale_value, seed, nll_model), _mech_metrics(scale_value, seed, model)
@@ -201,13 +212,14 @@ def value_term_2d(scale: Scale, seed: int) -> dict[str, float]:
     "inconsistency between the value learned from data and the value estimated from the model",
     control="A/A: a second NLL ensemble (phi = 0) on its own seed stream (initialisation, batches, holdout) in "
     "the VIPO model's place; the gap ratio scatters around 1",
-    positive="the NLL model moved 2/3 of the way to the true mean dynamics (its model error cut to a third, the "
-    "'large factor'), measured by the same Monte Carlo",
+    positive="at about the bar, on the A/A pair: the A/A NLL ensemble (its own seed stream) moved halfway to the "
+    "true mean dynamics (its model error halved: a gap ratio of about 0.42 against the bar 0.5), measured by the "
+    "same Monte Carlo against the same NLL ensemble",
     mechanisms=("value-term-2d",),
     judge=[Interval("value gap VIPO / NLL", below=0.5), Interval("one-step MSE VIPO / NLL", below=1.25)],
 )
 def closes_value_gap(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    nll, vipo = _mechanism(scale.value, seed, arm)
+    nll, vipo = _mechanism(scale.value, seed, arm, PLANT_GAP)
     r_gap, r_mse = vipo["value gap"] / nll["value gap"], vipo["one-step MSE"] / nll["one-step MSE"]
     holds = r_gap < 0.5 and r_mse < 1.25
     fig, ax = _figure()
@@ -243,12 +255,13 @@ def closes_value_gap(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResu
     paper="abstract: VIPO can learn a highly accurate model efficiently; model prediction error study",
     control="A/A: a second NLL ensemble (phi = 0) on its own seed stream in the VIPO model's place, with its own "
     "LQR policy; the error ratio scatters around 1",
-    positive="the NLL model moved 2/3 of the way to the true mean dynamics, with the LQR policy optimised on it",
+    positive="at 1.5x the bar, on the A/A pair: the A/A NLL ensemble (its own seed stream) moved 7.8 % of the way "
+    "to the true mean dynamics (its squared error 0.85 of its own), with the LQR policy optimised on it",
     mechanisms=("value-term-2d",),
     judge=Interval("policy-state error VIPO / NLL", below=0.9),
 )
 def more_accurate_model(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    nll, vipo = _mechanism(scale.value, seed, arm)
+    nll, vipo = _mechanism(scale.value, seed, arm, PLANT_ERROR)
     ratio = vipo["policy-state error"] / nll["policy-state error"]
     return ClaimResult(
         "holds" if ratio < 0.9 else "fails",
@@ -360,26 +373,30 @@ def value_term_pendulum(scale: Scale, seed: int) -> dict[str, float]:
 
 
 _PIPE_PHI = "the paper's raw estimator with values warmed up to their scale (60 value epochs), phi = 1e-2"
+_FRESH = (
+    "phi = 1e-2 and the warm-up were fixed from v2's seeds 0-4; v3 is judged on fresh seeds (every seed "
+    f"stream offset by {FRESH_SEEDS})"
+)
 
 
 @claim(
-    "vipo/improves-offline-return-v2",
+    "vipo/improves-offline-return-v3",
     statement="On locally generated Pendulum-v1 'medium' data, MOPO (SAC, h = 5 rollouts, penalty 1.0) on a "
     f"VIPO-trained ensemble ({_PIPE_PHI}) reaches a higher normalised return (mean of the last evaluations) than "
     "MOPO on the NLL ensemble by more than 2 normalised points (a D4RL table's win, not a tie): paired difference "
-    "> 2 over seeds",
+    "> 2 over seeds. " + _FRESH,
     paper="abstract: VIPO consistently outperforms existing methods; D4RL/NeoRL tables (MOPO+VIPO vs MOPO)",
     control="A/A: MOPO on an NLL ensemble (phi = 0) with its own seed stream (model, policy, evaluation) in the "
     "MOPO+VIPO arm's place; the difference scatters around 0 by the learners' own noise",
-    positive="the A/A arm plus 10 normalised points (the order of MOPO+VIPO's gain over MOPO in the paper's D4RL "
-    "tables): could these seeds see a gain of that size?",
+    positive="the A/A arm plus 3 normalised points (1.5x the bar of 2; the paper's D4RL gains are of the order of "
+    "10): could these seeds see a gain of the claimed size through the learners' own noise?",
     mechanisms=("value-term-pendulum",),
     judge=Interval("score MOPO+VIPO - MOPO", above=2.0),
 )
 def improves_offline_return(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     if scale is Scale.PAPER:
         return _not_at_paper_scale()
-    base, vipo = _host_pair(scale.value, seed, "mopo", arm)
+    base, vipo = _host_pair(scale.value, seed + FRESH_SEEDS, "mopo", arm)
     diff = vipo["score"] - base["score"]
     fig, ax = _figure()
     ax.plot(base["wall"], base["curve"], "o-", label="MOPO")
@@ -408,23 +425,23 @@ def improves_offline_return(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cl
 
 
 @claim(
-    "vipo/plug-in-v2",
+    "vipo/plug-in-v3",
     statement=f"The same VIPO model training ({_PIPE_PHI}) plugged into two model-based methods raises both: "
     "MOPO+VIPO - MOPO > 2 and MOBILE+VIPO - MOBILE > 2 normalised points on Pendulum-v1 'medium' data, "
-    "paired over seeds",
+    "paired over seeds. " + _FRESH,
     paper="abstract: VIPO offers a general framework that can be readily integrated into existing model-based "
     "offline RL algorithms (shown with MOPO, MOBILE, LEQ)",
     control="A/A in both hosts: each '+VIPO' arm is its host on an NLL ensemble with its own seed stream; both "
     "differences scatter around 0",
-    positive="each host's A/A arm plus 10 normalised points (the order of the paper's D4RL gains)",
+    positive="each host's A/A arm plus 3 normalised points (1.5x the bar of 2)",
     mechanisms=("value-term-pendulum",),
     judge=[Interval("score MOPO+VIPO - MOPO", above=2.0), Interval("score MOBILE+VIPO - MOBILE", above=2.0)],
 )
 def plug_in(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     if scale is Scale.PAPER:
         return _not_at_paper_scale()
-    mopo, mopo_vipo = _host_pair(scale.value, seed, "mopo", arm)
-    mobile, mobile_vipo = _host_pair(scale.value, seed, "mobile", arm)
+    mopo, mopo_vipo = _host_pair(scale.value, seed + FRESH_SEEDS, "mopo", arm)
+    mobile, mobile_vipo = _host_pair(scale.value, seed + FRESH_SEEDS, "mobile", arm)
     d_mopo = mopo_vipo["score"] - mopo["score"]
     d_mobile = mobile_vipo["score"] - mobile["score"]
     holds = d_mopo > 2.0 and d_mobile > 2.0
