@@ -150,6 +150,11 @@ def fitted_radius(distances) -> dict[str, float]:
     return {k: float(np.mean([f[k] for f in fits])) for k in fits[0]}
 
 
+#: Radius (curvature radii) the positive control of multiscale-widths-hyperbolic plants beyond the constant
+#: code's fitted radius: 1.5 x the claim's bar of 0.5.
+PLANTED_RADIUS_GAIN = 0.75
+
+
 @claim(
     "hyperhopfield/multiscale-widths-hyperbolic-v2",
     statement="On a 1-D track, the population code of exponentially distributed place-field widths is more "
@@ -160,9 +165,9 @@ def fitted_radius(distances) -> dict[str, float]:
     "(abstract)",
     control="A/A: the exponential code replaced by a second constant-width code with its own draw of centres: both "
     "codes are single-scale, the radius difference scatters around 0 and the claim must fail",
-    positive="the exponential code replaced by an exactly hyperbolic geometry: as many points, uniform in a disc of "
-    "H^2 2 curvature radii wider than the constant code's fitted radius (the measure reads ~80-90 % of a disc's "
-    "radius), measured by the same hyperbolic MDS",
+    positive="the exponential code replaced by an exactly hyperbolic geometry planted at 1.5 x the bar: as many "
+    "points, uniform in a disc of H^2 0.75 curvature radii wider than the constant code's fitted radius (its own "
+    "random points), measured by the same hyperbolic MDS and judged by the same interval",
     mechanisms=("multiscale-widths",),
     judge=Interval("R_hyp(exponential) - R_hyp(constant)", above=0.5),
 )
@@ -172,8 +177,8 @@ def multiscale_widths_hyperbolic(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) 
     fit_const = fitted_radius(population_distances("constant", cfg, seed, draw=k) for k in draws)
     if arm is Arm.NEGATIVE:  # A/A: another single-scale code, its own centres
         ours = [population_distances("constant", cfg, seed, stream=1, draw=k) for k in draws]
-    elif arm is Arm.POSITIVE:  # planted: exactly hyperbolic, 2 curvature radii beyond the constant code
-        radius = fit_const["R_hyp"] + 2.0
+    elif arm is Arm.POSITIVE:  # planted: exactly hyperbolic, 1.5 x the bar (0.5) beyond the constant code
+        radius = fit_const["R_hyp"] + PLANTED_RADIUS_GAIN
         ours = [hyperbolic_disc_distances(cfg.geo_points, radius, np.random.default_rng([seed, 8, k])) for k in draws]
     else:
         ours = [population_distances("exponential", cfg, seed, draw=k) for k in draws]
