@@ -191,9 +191,11 @@ def zo_apmc(
     problem : InverseProblem
     prior : ScorePrior
         Provides ``score(x, sigma)``, ``dim``, ``sigma_min``, ``sigma_max``.
-    method : {"vr-zo", "zo", "oracle", "enkg"}
+    method : {"vr-zo", "zo", "oracle", "planted", "enkg"}
         ``vr-zo``: ZO-APMC (variance-reduced estimator, ``b`` directions, refresh every ``q`` steps);
         ``zo``: naive ZO-APMC (Gaussian smoothing with ``b`` directions); ``oracle``: exact gradient;
+        ``planted``: Gaussian smoothing's estimator with ``b`` directions and exact directional derivatives
+        (its noise without finite-difference error; the claims' positive control);
         ``enkg``: ensemble-Kalman guidance across the chains (one query per chain and step).
     n_levels, steps_per_level : int
         Geometric noise schedule σ_1 = prior.sigma_max … σ_L = prior.sigma_min, with this many Langevin
@@ -206,7 +208,7 @@ def zo_apmc(
         raise ValueError(f"images of size {s}x{s} do not match the prior's {prior.size}x{prior.size}")
     if not step_scale > 0 or not kalman_step > 0:
         raise ValueError("step_scale and kalman_step must be positive")
-    if method not in ("vr-zo", "zo", "oracle", "enkg"):
+    if method not in ("vr-zo", "zo", "oracle", "planted", "enkg"):
         raise ValueError(f"unknown method {method!r}")
     if n_chains < 2 and method == "enkg":
         raise ValueError("the ensemble-Kalman baseline needs n_chains >= 2")
@@ -231,12 +233,18 @@ def zo_apmc(
             if method == "enkg":
                 drift = score - _kalman_direction(f, x, problem.y, weight) * kalman_step / gamma
             else:
-                grad_r = problem.residual_grad(x) if method == "oracle" else est(f, x)
-                oracle_grads += method == "oracle"
+                if method in ("oracle", "planted"):
+                    grad_r = problem.residual_grad(x)  # (n, d)
+                    oracle_grads += 1
+                    if method == "planted":  # (1/b) sum_i (u_i . grad r) u_i
+                        u = rng.standard_normal((n, b, d))  # (n, b, d)
+                        grad_r = np.einsum("nb,nbd->nd", np.einsum("nbd,nd->nb", u, grad_r), u) / b
+                else:
+                    grad_r = est(f, x)
                 drift = score - weight * grad_r
             x = x + gamma * drift + np.sqrt(2 * gamma) * rng.standard_normal((n, d))
     x = x + sigmas[-1] ** 2 * prior.score(x, sigmas[-1])  # Tweedie denoising of the last level
-    queries = f.forward_box.n_queries // n if method != "oracle" else oracle_grads
+    queries = f.forward_box.n_queries // n if method not in ("oracle", "planted") else oracle_grads
     return APMCResult(samples=x, queries=int(queries), method=method, sigmas=sigmas)
 
 

@@ -2,9 +2,11 @@
 
 Contract v3: each claim runs three arms on the same targets, starts and noise streams. The negative arm
 switches VR's control variate off (plain Gaussian smoothing on its *own* random stream in VR's place); the
-positive arm plants the claimed effect: an estimator whose noise does not grow with d (the batch claim), a
-perfect control variate charged VR's queries (the non-log-concave claim), the exact-gradient oracle in
-ZO-APMC's place (the inverse problem). ``MECHANISMS`` probes whether the VR recursion actually reduces the
+positive arm plants the claimed effect at about the claim's bar, never an oracle: an estimator whose batch need
+grows like d^0.25 (the batch claim: its bar is a slope below 0.5), and Gaussian smoothing with exact
+directional derivatives at a larger batch than the baseline's, charged VR's queries (the non-log-concave
+claim: plain ZO's largest batch, b = d; the inverse problem: 1.5 x naive ZO-APMC's batch, two thirds of its
+variance). ``MECHANISMS`` probes whether the VR recursion actually reduces the
 gradient error, on the mixture and inside ZO-APMC; ``MEASURES`` checks the error measures on exact samples.
 """
 
@@ -43,9 +45,10 @@ def _estimator(kind: str, b: int, q: int, rng: np.random.Generator):
 
 
 class _DFreeNoise:
-    """The claimed effect planted: the exact gradient plus N(0, kappa / b) noise in every coordinate, an
-    estimator whose per-coordinate error (and hence the batch it needs) does not depend on d. It is charged
-    ``b + 1`` queries a step, like Gaussian smoothing; its noise has its own stream."""
+    """A planted estimator: the exact gradient plus N(0, kappa / b) noise in every coordinate, so its stationary
+    excess variance is about h kappa / (2b) and the batch it needs is proportional to kappa (which the caller
+    may scale with d). It is charged ``b + 1`` queries a step, like Gaussian smoothing; its noise has its own
+    stream."""
 
     def __init__(self, grad, b: int, kappa: float, rng: np.random.Generator):
         self.grad, self.b, self.kappa, self.rng = grad, b, kappa, rng
@@ -63,12 +66,14 @@ class _DFreeNoise:
         return self.grad(x) + np.sqrt(self.kappa / self.b) * self.rng.standard_normal(x.shape)
 
 
-class _PerfectVR:
-    """VR-ZO-LMC with a perfect control variate: charged VR's queries (d + 1 on a refresh every q steps,
-    2b + 1 on a correction), it returns the exact gradient. The oracle VR approximates."""
+class _PlantedVR:
+    """The claimed variance reduction planted at a given size: Gaussian smoothing's estimator with ``b_eff``
+    directions and exact directional derivatives, g = (1/b_eff) sum_i (u_i . grad f) u_i (covariance
+    (|grad f|^2 I + grad f grad f^T) / b_eff, Gaussian smoothing's at batch b_eff), charged VR's queries (d + 1 on
+    a refresh every q steps, 2b + 1 on a correction). Its directions have their own stream."""
 
-    def __init__(self, grad, b: int, q: int):
-        self.grad, self.b, self.q = grad, b, q
+    def __init__(self, grad, b: int, q: int, b_eff: int, rng: np.random.Generator):
+        self.grad, self.b, self.q, self.b_eff, self.rng = grad, b, q, b_eff, rng
         self.reset()
 
     def reset(self) -> None:
@@ -80,12 +85,17 @@ class _PerfectVR:
     def __call__(self, f, x: np.ndarray) -> np.ndarray:
         self.queries += self.next_cost(x.shape[1])
         self.t += 1
-        return self.grad(x)
+        g = self.grad(x)  # (n, d)
+        u = self.rng.standard_normal((x.shape[0], self.b_eff, x.shape[1]))  # (n, b_eff, d)
+        return np.einsum("nb,nbd->nd", np.einsum("nbd,nd->nb", u, g), u) / self.b_eff
 
 
-#: Per-coordinate noise variance (times b) of the batch claim's planted d-free estimator: its stationary
-#: excess variance is about h kappa / (2b), so b* is about h kappa / (2 tol) = 4 at h = 0.02, tol = 0.03.
+#: Per-coordinate noise variance (times b) of the batch claim's planted estimator at the smallest d: its
+#: stationary excess variance is about h kappa / (2b), so b* is about h kappa / (2 tol) = 4 at h = 0.02, tol = 0.03.
 DFREE_KAPPA = 12.0
+#: ... and its growth with d: kappa = DFREE_KAPPA (d / d_0)^PLANTED_SLOPE, so b* grows like d^0.25. The claim's bar
+#: is a slope below 0.5 (plain ZO's is ~1): the plant sits 1.5 x the bar's distance (0.5 - 0.25 = 0.25) inside it.
+PLANTED_SLOPE = 0.25
 
 
 def _b_star(bs: list[int], biases: list[float], tol: float) -> float:
@@ -121,13 +131,14 @@ def _run_bias(target, cfg, seed, d, x0, **how) -> float:
 def _batch_sweep(kind, target, cfg, seed, d, ula_bias, stream: int = 2):
     """Estimator share of the variance bias (run minus exact-gradient ULA on the same start and the same Langevin
     noise) for b = 1, 2, 4, ... until it meets the tolerance; returns (bs, excess biases). ``kind`` is "vr",
-    "zo" or "dfree" (the planted d-free estimator); ``stream`` picks the estimator's random stream."""
+    "zo" or "dfree" (the planted estimator, b* ~ d^PLANTED_SLOPE); ``stream`` picks the estimator's random stream."""
     n = max(16, cfg.chain_dims // d)
     x0 = target.sample(n, np.random.default_rng([seed, d]))  # stationary start: the bias is all that is measured
+    kappa = DFREE_KAPPA * (d / cfg.dims[0]) ** PLANTED_SLOPE  # the planted estimator's noise (kind "dfree")
     bs, excess, b = [], [], 1
     while b <= cfg.b_max:
         rng = np.random.default_rng([seed, d, stream])
-        est = _DFreeNoise(target.grad, b, DFREE_KAPPA, rng) if kind == "dfree" else _estimator(kind, b, cfg.q, rng)
+        est = _DFreeNoise(target.grad, b, kappa, rng) if kind == "dfree" else _estimator(kind, b, cfg.q, rng)
         bs.append(b)
         excess.append(_run_bias(target, cfg, seed, d, x0, estimator=est) - ula_bias)
         if abs(excess[-1]) <= cfg.tol:
@@ -148,8 +159,9 @@ def _batch_sweep(kind, target, cfg, seed, d, ula_bias, stream: int = 2):
     "estimation'); the main theorem on the estimator's batch size",
     control="VR's control variate switched off, A/A: plain ZO-LMC on its own random stream in VR's place (the "
     "recursion g_{t-1} + Δf(x_t) - Δf(x_{t-1}) loses its two control-variate terms), whose b* grows like d",
-    positive=f"the claimed effect planted in VR's place: the exact gradient plus N(0, {DFREE_KAPPA:g}/b) noise per "
-    "coordinate, an estimator whose batch need does not depend on d, through the same sweep, b* and slope",
+    positive=f"the claimed effect planted at the bar in VR's place: the exact gradient plus N(0, {DFREE_KAPPA:g} "
+    f"(d/16)^{PLANTED_SLOPE:g} / b) noise per coordinate on its own stream, an estimator whose batch need grows like "
+    f"d^{PLANTED_SLOPE:g} (the bar: slope below 0.5), through the same sweep, b* and slope",
     mechanisms=("control-variate",),
     judge=[
         Interval("slope log b* vs log d, VR-ZO", below=0.5),
@@ -301,8 +313,10 @@ def _kl_start(target: GaussianMixture, scale: float, rng: np.random.Generator, n
     control="VR's control variate switched off: plain ZO-LMC (b = 4, same budget, on VR's own random stream, "
     "independent of the plain ZO b = 4 baseline's) runs in VR-ZO-LMC's place and is as hot as the baseline, so "
     "its worst error exceeds the tolerance and is no lower than the best plain ZO's",
-    positive="VR with a perfect control variate: charged VR's queries (d + 1 per refresh, 2b + 1 per correction) "
-    "at the same budget, it returns the exact gradient (ULA with VR's step count)",
+    positive="the claimed effect planted at its size in VR's place: VR's b = 4 as accurate as plain ZO's largest "
+    "batch b = d = 20 (Gaussian smoothing's noise at 20 directions, exact directional derivatives, its own "
+    "stream), charged VR's queries (d + 1 per refresh, 2b + 1 per correction) at the same budget; same errors, "
+    "best-batch baseline and thresholds",
     mechanisms=("control-variate",),
     judge=[
         Interval("worst error / tolerance, VR-ZO", below=1.0),
@@ -318,7 +332,7 @@ def non_log_concave(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
         "VR-ZO": {
             Arm.CLAIM: lambda: VarianceReduced(b=cfg.b, q=cfg.q, rng=vr_rng),
             Arm.NEGATIVE: lambda: GaussianSmoothing(b=cfg.b, rng=vr_rng),
-            Arm.POSITIVE: lambda: _PerfectVR(target.grad, cfg.b, cfg.q),
+            Arm.POSITIVE: lambda: _PlantedVR(target.grad, cfg.b, cfg.q, max(cfg.zo_batches), vr_rng),
         }[arm](),
     }
     for k, b in enumerate(cfg.zo_batches):
@@ -429,8 +443,10 @@ def _rmse(a: np.ndarray, b: np.ndarray) -> float:
     "EnKG is the paper's derivative-free comparator",
     control="VR's control variate switched off: its recursion becomes plain ZO with the same b = 4 (b + 1 queries "
     "a step, VR's own random stream), so 'ZO-APMC' loses the variance reduction and falls behind naive ZO-APMC",
-    positive="the oracle component in VR's place: exact-gradient APMC (autograd through the forward model) on VR's "
-    "random stream, i.e. a zeroth-order estimator without error",
+    positive="the claimed variance reduction planted at 1.5 x in VR's place: Gaussian smoothing with exact "
+    "directional derivatives (autograd through the forward model) at 1.5 x naive ZO-APMC's batch (two thirds of "
+    "its variance, no finite-difference error), on VR's random stream; same distances to the oracle, baselines "
+    "and thresholds",
     mechanisms=("control-variate-apmc",),
     judge=[
         Interval("mean RMSE to oracle, naive - VR", above=0.0),
@@ -458,10 +474,11 @@ def zo_apmc_v2(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     methods = {
         "oracle": dict(method="oracle", steps_per_level=cfg.steps_per_level),
         "oracle rerun": dict(method="oracle", steps_per_level=cfg.steps_per_level),
-        # the arms differ here: the VR estimator, plain ZO with the same b (control variate off), or the oracle
+        # the arms differ here: the VR estimator, plain ZO with the same b (control variate off), or the planted
+        # variance reduction (exact directional derivatives at 1.5 x naive's batch)
         "VR": dict(
-            method={Arm.CLAIM: "vr-zo", Arm.NEGATIVE: "zo", Arm.POSITIVE: "oracle"}[arm],
-            b=cfg.b,
+            method={Arm.CLAIM: "vr-zo", Arm.NEGATIVE: "zo", Arm.POSITIVE: "planted"}[arm],
+            b=round(1.5 * b_naive) if arm is Arm.POSITIVE else cfg.b,  # planted: 2/3 of naive's variance
             q=cfg.q,
             steps_per_level=cfg.steps_per_level,
         ),
