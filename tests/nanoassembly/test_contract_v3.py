@@ -10,7 +10,9 @@ from icml26.claims import Arm, Scale
 from icml26.nanoassembly.agents import AdaptiveSetpoint, IdleHandicap, QLearningAgent
 from icml26.nanoassembly.assembly import _free_path, plan_assembly, sequential_plan, verify_plan
 from icml26.nanoassembly.claims import (
+    _POSITIVE_STREAM,
     CLAIMS,
+    FRESH,
     MEASURES,
     MECHANISMS,
     _dense_instance,
@@ -19,7 +21,9 @@ from icml26.nanoassembly.claims import (
     _random_assignment,
     _serialized,
     _shifted,
+    _stream,
     _Unresponsive,
+    _v4_seed,
 )
 from icml26.nanoassembly.config import preset
 from icml26.nanoassembly.data import lieb_sites, make_instance
@@ -125,13 +129,30 @@ def test_randomly_tied_greedy_schedule_is_valid_and_never_beats_sat(seed):
     assert tied.stats["layers"] >= plan_assembly(starts, targets, shape).stats["layers"]
 
 
-def test_the_arms_of_the_makespan_comparison():
-    inst = _dense_instance(36, 0)
-    claim, negative, positive = (_makespans(*inst, 0, arm) for arm in (Arm.CLAIM, Arm.NEGATIVE, Arm.POSITIVE))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_arms_of_the_makespan_comparison(seed):
+    """Claim: SAT vs greedy. Negative: A/A, a randomly tied greedy in SAT's place. Positive: another randomly
+    tied greedy (its own stream) against the greedy baseline plus exactly one planted layer."""
+    inst = _dense_instance(36, seed)
+    claim, negative, positive = (_makespans(*inst, seed, arm) for arm in (Arm.CLAIM, Arm.NEGATIVE, Arm.POSITIVE))
     assert claim["violations"] == negative["violations"] == positive["violations"] == 0
     assert claim["greedy"] >= claim["ours"]  # SAT's makespan is the minimum
-    assert positive["greedy"] == claim["greedy"] + 1 and positive["ours"] == claim["ours"]
     assert negative["greedy"] == claim["greedy"] and negative["ours"] >= claim["ours"]
+    assert positive["greedy"] == claim["greedy"] + 1 and positive["ours"] >= claim["ours"]  # not SAT: a greedy
+    tied = plan_assembly(*inst, scheduler="greedy", tie_seed=_stream(seed, _POSITIVE_STREAM)).stats["layers"]
+    assert positive["ours"] == tied  # the planted gap reads as 1 + the A/A gap (greedy - randomly tied greedy)
+    assert positive["greedy"] - positive["ours"] == 1 + claim["greedy"] - tied
+
+
+def test_sat_schedules_v4_is_judged_on_fresh_blocks():
+    """v4 is judged on blocks none of v3's seeds drew: at small, claim seed s plans the block of seed s + FRESH
+    (smoke, never judged, keeps v3's seeds)."""
+    sat_schedules = next(c for c in CLAIMS if c.name.startswith("sat-schedules"))
+    assert sat_schedules.id == "nanoassembly/sat-schedules-v4"
+    assert _v4_seed(Scale.SMALL, 3) == 3 + FRESH and _v4_seed(Scale.SMOKE, 3) == 3
+    result = sat_schedules(Scale.SMOKE, 0)
+    greedy = plan_assembly(*_dense_instance(36, 0), scheduler="greedy").stats["layers"]
+    assert result.baselines["greedy layers (dense N=36)"] == greedy
 
 
 class _Recorder:
