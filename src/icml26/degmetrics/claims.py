@@ -13,10 +13,12 @@ against the second. Each runs three arms (``Arm``):
 - ``wmse-loss-v3``: models trained with WMSE vs MSE, each with its own tuned learning rate and both
   early-stopped on the same neutral metric, paired over seeds, judged against the TRUE expected profiles
   (R²_w with the true effects' weights; diversity ratio against the truth's spread). Negative: two MSE
-  models on independent seeds (A/A); positive: the MSE model moved a quarter of the way to the truth.
+  models on independent seeds (A/A); positive: the same A/A pair with the second MSE model moved a tenth of
+  the way to the truth (a small planted gain on top of the A/A scatter).
 
 ``MECHANISMS`` probes the DEG weights (their enrichment on true DEGs) and WMSE training (how much it changes
-the learned predictions); ``MEASURES`` validates R²_w and the diversity target both ways."""
+the learned predictions, against how much a second seed changes them); ``MEASURES`` validates R²_w and the
+diversity target both ways."""
 
 from __future__ import annotations
 
@@ -344,8 +346,11 @@ WMSE_LOSS_JUDGE = (
     *(Interval(f"{a} R2w gain vs truth (WMSE - MSE)", above=0.0) for a in ARCHS),
     *(Interval(f"{a} diversity gain vs truth |log d_MSE| - |log d_WMSE|", above=0.0) for a in ARCHS),
 )
-#: The positive control moves the MSE model's predictions this share of the way to the truth.
-PLANTED_SHARE = 0.25
+#: The positive control moves the A/A arm's second MSE model this share of the way to the truth (profiles, and
+#: spread in log): a tenth, the smallest improvement we take "raises R²_w / brings the spread closer" to mean
+#: (the paper gives no size; v3's first positive control planted a quarter on the claim's own MSE model,
+#: a gain without scatter).
+PLANTED_SHARE = 0.1
 #: Cells per test perturbation of the truth (:func:`~icml26.degmetrics.train.latent_truth`).
 TRUTH_CELLS = 800
 
@@ -360,7 +365,8 @@ def _tuned(scale: Scale, seed: int):
 
 @functools.lru_cache(maxsize=8)
 def _tuned_aa(scale: Scale, seed: int):
-    """The A/A control's second arm: plain-MSE models on the same screen, trained on their own seed."""
+    """The A/A pair's second arm: plain-MSE models on the same screen, trained on their own seed (used by
+    both controls and by the wmse-training probe's reference)."""
     from icml26.degmetrics.train import tuned_predictions
 
     _, preds = tuned_predictions(
@@ -383,13 +389,15 @@ def _log_distance(d: float) -> float:
 def _planted(pred: np.ndarray, truth: DEGReference) -> np.ndarray:
     """The positive control's arm: ``pred`` (P, G) moved ``PLANTED_SHARE`` of the way to the true profiles,
     then its spread around its own mean set ``PLANTED_SHARE`` of the way (in log) from ``pred``'s diversity
-    ratio to the truth's (1): better on both judged quantities by a quarter of the distance, no more. (Mixing
-    alone is not enough: the spread of a mixture of two weakly correlated profiles shrinks.)"""
+    ratio to the truth's (1): better than ``pred`` on both judged quantities by a tenth of the distance, no
+    more. (Mixing alone is not enough: the spread of a mixture of two weakly correlated profiles shrinks.)
+    The positive control applies it to the A/A arm's second MSE model, so the judged gain is this planted
+    tenth plus the A/A scatter between two seeds."""
     mixed = pred + PLANTED_SHARE * (truth.real - pred)
     center = mixed.mean(axis=0)
     d_pred = diversity_ratio(pred, truth.real, truth.weights)
     d_mixed = diversity_ratio(mixed, truth.real, truth.weights)
-    target = np.exp((1 - PLANTED_SHARE) * np.log(d_pred))  # a quarter of the way from d_pred to 1, in log
+    target = np.exp((1 - PLANTED_SHARE) * np.log(d_pred))  # PLANTED_SHARE of the way from d_pred to 1, in log
     return center + (mixed - center) * (target / d_mixed)
 
 
@@ -403,9 +411,10 @@ def _planted(pred: np.ndarray, truth: DEGReference) -> np.ndarray:
     paper="Sec. 5 (WMSE as a training loss; GEARS+WMSE vs GEARS+MSE), abstract",
     control="A/A: the 'WMSE' arm trains with the plain MSE loss on its own seed (initialisation and validation "
     "split): two MSE models on independent randomness, so every gain scatters around 0 and the claim must fail",
-    positive="the MSE model moved a quarter of the way to the truth in the WMSE model's place (pred + 0.25 "
-    "(truth - pred), its spread then set a quarter of the way, in log, from the MSE model's diversity ratio to "
-    "the truth's): a known-better arm on both judged quantities, through the same truth-based scoring and intervals",
+    positive="A/A plus a planted gain: the negative control's second MSE model (its own seed) moved a tenth of "
+    "the way to the truth in the WMSE model's place (pred + 0.1 (truth - pred), its spread then set a tenth of "
+    "the way, in log, from its diversity ratio to the truth's), against the first MSE model: a small improvement "
+    "on both judged quantities on top of the seed-to-seed scatter, through the same truth-based scoring and intervals",
     mechanisms=("deg-weights", "wmse-training"),
     judge=WMSE_LOSS_JUDGE,
 )
@@ -413,7 +422,7 @@ def wmse_loss(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     from icml26.degmetrics.train import score_against
 
     screen, preds = _tuned(scale, seed)
-    if arm is Arm.NEGATIVE:  # the A/A control: plain MSE in both arms, the second on its own seed
+    if arm is not Arm.CLAIM:  # both controls: plain MSE in both arms, the second on its own seed (A/A)
         preds = {**preds, **_tuned_aa(scale, seed)}
     truth = _truth(scale, seed)
     observed = screen.test
@@ -424,8 +433,8 @@ def wmse_loss(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     for a in ARCHS:
         m_pred, m_lr, _ = preds[f"{a}/mse"]
         w_pred, w_lr, _ = preds[f"{a}/wmse"]
-        if arm is Arm.POSITIVE:  # the claimed improvement planted: a quarter of the way to the truth
-            w_pred = _planted(m_pred, truth)
+        if arm is Arm.POSITIVE:  # an improvement planted on the A/A arm: a tenth of the way to the truth
+            w_pred = _planted(w_pred, truth)
         m_true, w_true = score_against(m_pred, truth), score_against(w_pred, truth)
         m_obs, w_obs = score_against(m_pred, observed), score_against(w_pred, observed)
         scores[a] = (m_true, w_true)
@@ -508,17 +517,23 @@ def deg_weight_precision(scale: Scale, seed: int) -> dict[str, float]:
 @mechanism(
     "wmse-training",
     component="WMSE as the training loss (weights 100 w_k of the training perturbations)",
-    measures="||pred_WMSE - pred_MSE|| / ||pred_MSE - its mean over perturbations|| on the test set, mean over "
-    "the linear model and the MLP (0: the weights do not change what is learned)",
-    above=0.1,
+    measures="||pred_WMSE - pred_MSE|| / ||pred_MSE' - pred_MSE|| on the test set, mean over the linear model and "
+    "the MLP: how far the weights move the learned predictions (WMSE and MSE models on the same seed) over how far "
+    "a second seed moves them (the A/A pair of wmse-loss's controls: MSE on its own seed); <= 1: the weights "
+    "change what is learned no more than a reseed does",
+    above=1.0,
 )
 def wmse_training(scale: Scale, seed: int) -> dict[str, float]:
     _, preds = _tuned(scale, seed)
-    change = {}
+    aa = _tuned_aa(scale, seed)
+    ratio, out = {}, {}
     for a in ARCHS:
-        m, w = preds[f"{a}/mse"][0], preds[f"{a}/wmse"][0]
-        change[a] = float(np.linalg.norm(w - m) / np.linalg.norm(m - m.mean(axis=0)))
-    return {"wmse-training": float(np.mean(list(change.values()))), **{f"{a} change": v for a, v in change.items()}}
+        m, w, m2 = preds[f"{a}/mse"][0], preds[f"{a}/wmse"][0], aa[f"{a}/wmse"][0]  # each (P_test, G)
+        spread = np.linalg.norm(m - m.mean(axis=0))
+        out[f"{a} WMSE change / spread"] = float(np.linalg.norm(w - m) / spread)
+        out[f"{a} reseed change / spread (A/A reference)"] = float(np.linalg.norm(m2 - m) / spread)
+        ratio[a] = out[f"{a} WMSE change / spread"] / out[f"{a} reseed change / spread (A/A reference)"]
+    return {"wmse-training": float(np.mean(list(ratio.values()))), **out}
 
 
 # ----------------------------------------------------------------------------------------------------
