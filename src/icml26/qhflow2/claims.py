@@ -2,19 +2,22 @@
 
 - ``energy-error-is-second-order-v1``: noise on a converged H -> E error slope ~2, F error slope ~1, dE >= 0;
 - ``equivariant-v1``: rotating the molecule rotates every predicted H block by its Wigner-D (float64);
-- ``so2-matches-tp-cheaper-v2``: the SO(2) model reaches the tensor-product baseline's H error, fewer parameters,
+- ``so2-matches-tp-cheaper-v3``: the SO(2) model reaches the tensor-product baseline's H error, fewer parameters,
   faster per step;
-- ``hamiltonian-beats-mlip-on-energy-v2``: E from the predicted H at least 2x more accurate than the MLIP's direct
+- ``hamiltonian-beats-mlip-on-energy-v3``: E from the predicted H at least 2x more accurate than the MLIP's direct
   E, same training frames;
-- ``scaling-v2``: H error falls by more than 11 % with twice the width and with four times the data, and lower H
+- ``scaling-v3``: H error falls by more than 11 % with twice the width and with four times the data, and lower H
   error gives lower E error.
 
 Contract v3: every claim runs three arms on the same seeds and measurement. Comparisons' negative controls are A/A
 runs (the baseline's recipe trained again on its own seed stream, ``stream=1`` in :func:`_trained`), and positive
-controls plant the claimed effect on that A/A pair: the baseline's errors inflated by a known factor
-(``inflate=`` of the evaluators), or a baseline of two averaged models (twice the parameters and step cost).
-:data:`MECHANISMS` probes the edge-frame SO(2) reduction, the learning of the geometry -> H map and the energy's
-stationarity; :data:`MEASURES` checks the claims' measures on exact and null inputs.
+controls plant the claimed effect at 1.25-1.35x the claim's bar on that A/A pair: the baseline's errors, parameter
+count or step time inflated by a known factor (``inflate=`` of the evaluators). The three comparison claims are v3:
+their bars were set in v2 after v1's seeds had been seen, so v3 keeps the bars and is judged on a fresh seed stream
+(:data:`FRESH_SEEDS`). :data:`MECHANISMS` probes the SO(2) convolutions' |m| >= 1 mixing (ablated), the learning of
+the geometry -> H map (against the untrained model) and the energy's stationarity at the trained model's own H
+error (against the non-converged core Hamiltonian); :data:`MEASURES` checks the claims' measures on exact, null and
+planted inputs.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ def _slope(x, y) -> float:
 
 #: Seed offset of a twin's training stream: the same recipe, another initialisation and minibatch order.
 _STREAM = 10_000
+#: The v3 comparison claims and the probes run on seeds ``seed + FRESH_SEEDS`` (another split, initialisation
+#: and minibatch order): their bars were fixed after the earlier versions' seeds 0-4 had been seen.
+FRESH_SEEDS = 1000
 
 
 @functools.lru_cache(maxsize=8)
@@ -167,18 +173,6 @@ def _trained(scale_value: str, seed: int, kind: str, steps: int | None = None, s
     return train_h_model(kind, train, tc, train_seed, **kw)[0]
 
 
-class _Pair(torch.nn.Module):
-    """Two Hamiltonian models averaged: the accuracy of one, twice its parameters and step cost (a baseline
-    handicapped by a known factor 2)."""
-
-    def __init__(self, a: torch.nn.Module, b: torch.nn.Module):
-        super().__init__()
-        self.a, self.b = a, b
-
-    def forward(self, Z, pos):
-        return 0.5 * (self.a(Z, pos) + self.b(Z, pos))
-
-
 @claim(
     "qhflow2/equivariant-v1",
     statement="Rotating the molecule rotates every predicted Hamiltonian block H_ij by its Wigner-D matrices "
@@ -231,18 +225,19 @@ def _rand_rot(gen: torch.Generator) -> torch.Tensor:
 
 
 @claim(
-    "qhflow2/so2-matches-tp-cheaper-v2",
+    "qhflow2/so2-matches-tp-cheaper-v3",
     statement="Trained with the same data, steps, width and l_max, the SO(2) model's test H MAE is within 1.25x of "
     "the e3nn tensor-product (QHNet-style) baseline's, with < 0.7x its parameters at l_max = 4, while one training "
-    "step at l_max = 4 costs < 0.7x the baseline's time (median of interleaved paired ratios; every l_max reported)",
+    "step at l_max = 4 costs < 0.7x the baseline's time (median of interleaved paired ratios; every l_max reported); "
+    "bars fixed from v2's seeds, judged on fresh seeds",
     paper="abstract: 40 % lower Hamiltonian error than the previous best model with fewer parameters; eSCN: "
     "O(L^6) -> O(L^3)",
     control="A/A: the SO(2) convolutions replaced by the full tensor-product model trained and initialised on its own "
     "seed stream: H MAE and step-time ratios scatter around 1 and the parameter ratio is exactly 1, so the claim "
     "must fail (on the parameter count whatever the timing noise)",
-    positive="the baseline handicapped by a known factor: that A/A pair with the baseline made of two tensor-product "
-    "models averaged (the accuracy of one, exactly twice the parameters and about twice the step time): ratios "
-    "~1, 0.5 and ~0.5 planted against the claim's 1.25, 0.7 and 0.7",
+    positive="that A/A pair with the claimed savings planted at 1.33x the bars: the baseline twin's parameter count "
+    "and step times inflated by 1 / 0.6 (ratios 0.6 against the bars' 0.7: 40 % cheaper where 30 % is claimed), "
+    "its H error untouched (the claimed 'matches': ratio ~1 against 1.25)",
     mechanisms=("so2-reduction", "hamiltonian-learning"),
     judge=[
         Interval("H MAE SO(2) / TP", below=1.25),
@@ -253,16 +248,15 @@ def _rand_rot(gen: torch.Generator) -> torch.Tensor:
 def so2_matches_tp_cheaper(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
     torch.set_num_threads(1)
+    seed = seed + FRESH_SEEDS  # v3: a fresh seed stream
     # the arms' lines: "ours" is SO(2) (claim) or a tensor-product twin of its own seed stream (both controls);
-    # the positive control's baseline is two tensor-product models averaged
+    # the positive control inflates the baseline's parameter count and step time by 1 / COST_PLANT
     ours, twin = ("so2", 0) if arm is Arm.CLAIM else ("tp", 1)
-    pair_baseline = arm is Arm.POSITIVE
+    cost = COST_PLANT if arm is Arm.POSITIVE else 1.0
     _, test = _split(scale.value, seed)
     layout = layout_for(test)
     ours_model = _trained(scale.value, seed, ours, stream=twin)
     base_model = _trained(scale.value, seed, "tp")
-    if pair_baseline:
-        base_model = _Pair(base_model, _trained(scale.value, seed, "tp", stream=2))
     mae = {}
     for name, model in (("ours", ours_model), ("tp", base_model)):
         H = predict_h(model, layout, test.Z, test.R)
@@ -281,17 +275,15 @@ def so2_matches_tp_cheaper(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cla
 
     for L in cfg.timing_lmax:
         models = {"ours": untrained(ours, L, twin), "tp": untrained("tp", L, 0)}
-        if pair_baseline:
-            models["tp"] = _Pair(models["tp"], untrained("tp", L, 2))
         t = {k: [] for k in models}
         for _ in range(cfg.timing_repeats):  # interleaved, so shared-core load hits both alike
             for k, m in models.items():
-                t[k].append(time_per_step(m, g.Z, pos, repeats=1))
+                t[k].append(time_per_step(m, g.Z, pos, repeats=1) / (cost if k == "tp" else 1.0))
         times[L] = (float(np.median(t["ours"])), float(np.median(t["tp"])))
         # the median of per-repeat ratios: the two steps of a repeat run back to back, so load bursts cancel
         paired = np.array(t["ours"]) / np.array(t["tp"])
         measured[f"step time SO(2) / TP, l_max {L}"] = float(np.median(paired))
-        measured[f"params SO(2) / TP, l_max {L}"] = n_params(models["ours"]) / n_params(models["tp"])
+        measured[f"params SO(2) / TP, l_max {L}"] = n_params(models["ours"]) / (n_params(models["tp"]) / cost)
         baselines[f"step time TP, l_max {L} [ms]"] = 1e3 * times[L][1]
     measured["H MAE SO(2) [uHa]"] = mae["ours"]
     r_mae, r_t = measured["H MAE SO(2) / TP"], measured["step time SO(2) / TP, l_max 4"]
@@ -314,27 +306,32 @@ def so2_matches_tp_cheaper(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cla
     )
 
 
-#: The MLIP's error inflation in ``hamiltonian-beats-mlip-on-energy``'s positive control: a 4x lower E MAE
-#: (log10 -0.6, twice the claim's bar of -0.3 in log) planted on an A/A pair of MLIPs.
-MLIP_HANDICAP = 4.0
+#: The cost ratio ``so2-matches-tp-cheaper``'s positive control plants: the baseline twin's parameter count and
+#: step time inflated by 1 / 0.6, so 40 % cheaper (1.33x the claimed 30 %, ratio 0.6 against the bars' 0.7).
+COST_PLANT = 0.6
+
+#: The MLIP's error inflation in ``hamiltonian-beats-mlip-on-energy``'s positive control: a 10^0.4 = 2.5x lower
+#: E MAE (log10 -0.4, 1.33x the claim's bar of -0.3 in log) planted on an A/A pair of MLIPs.
+MLIP_HANDICAP = 10**0.4
 
 
 @claim(
-    "qhflow2/hamiltonian-beats-mlip-on-energy-v2",
+    "qhflow2/hamiltonian-beats-mlip-on-energy-v3",
     statement="Trained on the same frames (energies and forces for the MLIP, Hamiltonians for the SO(2) model), the "
     "energy computed from the predicted Hamiltonian (PySCF energy_tot at its density) has a test MAE at least 2x "
     "lower than the MLIP's direct energy: log10(E MAE H-model / E MAE MLIP) < -0.3, paired over seeds (force ratio "
-    "reported)",
+    "reported); bar fixed from v1's seeds, judged on fresh seeds",
     paper="abstract: up to 20x lower energy MAE than MLIPs (MD17/rMD17, QH9 vs MACE) at NequIP-level forces",
     control="A/A: the Hamiltonian route removed, a second MLIP trained on its own seed stream in the H model's place: "
     "the log ratio scatters around 0",
-    positive="that A/A pair with the reference MLIP's energy and force errors inflated 4x (e -> e_true + 4 (e - "
-    "e_true)): a 4x lower E MAE (log10 -0.6) planted",
+    positive="that A/A pair with the reference MLIP's energy and force errors inflated 10^0.4 = 2.5x (e -> e_true + "
+    "2.5 (e - e_true)): a 2.5x lower E MAE (log10 -0.4, 1.33x the bar) planted",
     mechanisms=("hamiltonian-learning", "energy-stationarity"),
     judge=Interval("log10 E MAE ratio (H model / MLIP)", below=-0.3),
 )
 def hamiltonian_beats_mlip(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     torch.set_num_threads(1)
+    seed = seed + FRESH_SEEDS  # v3: a fresh seed stream
     _, test = _split(scale.value, seed)
     baselines = {}
     if arm is Arm.CLAIM:
@@ -402,24 +399,24 @@ def _scaling_errors(scale_value: str, seed: int, channels: int, frames: int, str
 
 
 #: The scaling planted by ``scaling``'s positive control: each missing factor (half the width, a quarter of the
-#: data) inflates the H error by 10^0.15 (log10 ratio -0.15, three times the claim's bar of -0.05).
-SCALING_PLANT = 0.15
+#: data) inflates the H error by 10^0.065 (log10 ratio -0.065, 1.3x the claim's bar of -0.05).
+SCALING_PLANT = 0.065
 
 
 @claim(
-    "qhflow2/scaling-v2",
+    "qhflow2/scaling-v3",
     statement="Trained with the same steps, the SO(2) model's test H MAE falls by more than 11 % with twice the "
     "width (16 vs 8 channels: log10 ratio big / small < -0.05, averaged over both data sizes) and with four times "
     "the training set (100 vs 25 frames: log10 ratio more / less < -0.05, averaged over both widths), and across "
     "the 4 trained models a lower H MAE goes with a lower E MAE from the predicted H (Spearman > 0; F reported), "
-    "paired over seeds",
+    "paired over seeds; bars fixed from v1's seeds, judged on fresh seeds",
     paper="consistent scaling behavior with respect to model capacity and data; improvements in Hamiltonian accuracy "
     "translate into more accurate energy and force computations (abstract)",
     control="A/A: all 4 models at the small width and data size, each trained on its own seed stream in its slot: "
     "no width or data effect, the two ratios scatter around 0",
     positive="the same 4 A/A models with the scaling planted: each missing factor (half the width, a quarter of the "
-    "data) inflates a model's H error by 10^0.15 before E and F are computed from it (log10 ratios -0.15, three "
-    "times the bar; E errors follow through PySCF)",
+    "data) inflates a model's H error by 10^0.065 before E and F are computed from it (log10 ratios -0.065, 1.3x "
+    "the bar; E errors follow through PySCF)",
     mechanisms=("hamiltonian-learning",),
     judge=[
         Interval("log10 H MAE ratio, big / small model", below=-0.05),
@@ -430,6 +427,7 @@ SCALING_PLANT = 0.15
 def scaling(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
     torch.set_num_threads(1)
+    seed = seed + FRESH_SEEDS  # v3: a fresh seed stream
     (c_lo, c_hi), (f_lo, f_hi) = cfg.scaling_channels, cfg.scaling_frames
     slots = [(c, f) for c in (c_lo, c_hi) for f in (f_lo, f_hi)]
     if arm is Arm.CLAIM:
@@ -478,28 +476,56 @@ def scaling(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def _test_mae(model: torch.nn.Module, test) -> float:
+    """Test H MAE [uHa] of a Hamiltonian model."""
+    return float(np.abs(predict_h(model, layout_for(test), test.Z, test.R) - test.H).mean() * 1e6)
+
+
+def _without_m_mixing(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of an SO(2) model with every SO(2) convolution's |m| >= 1 mixing zeroed: only the m = 0 (along-edge)
+    part of each edge-frame convolution is left (the ablation of the per-|m| mixing eSCN's reduction keeps)."""
+    import copy
+
+    from icml26.qhflow2.model import SO2Linear
+
+    ablated = copy.deepcopy(model)
+    with torch.no_grad():
+        for layer in ablated.modules():
+            if isinstance(layer, SO2Linear):
+                for w in layer.w[1:]:
+                    w.weight.zero_()
+    return ablated
+
+
 @mechanism(
     "so2-reduction",
-    component="eSCN's SO(2) convolution in the edge frame in place of the full SO(3) tensor product (O(L^6) -> O(L^3))",
-    measures="parameters of the SO(2) model / the tensor-product model's, same widths, l_max 4",
-    below=0.7,
+    component="eSCN's SO(2) convolution in the edge frame (per-|m| complex-linear mixing) in place of the full SO(3) "
+    "tensor product (O(L^6) -> O(L^3))",
+    measures="test H MAE of the trained SO(2) model with every SO(2) convolution's |m| >= 1 mixing zeroed / the "
+    "intact model's (1 when the edge-frame convolutions' m != 0 channels carry nothing; the parameter ratio SO(2) / "
+    "TP is reported)",
+    above=1.25,
 )
 def so2_reduction(scale: Scale, seed: int) -> dict[str, float]:
     cfg = PRESETS[scale.value]
-    g = get_molecule(cfg.timing_molecule)
+    seed = seed + FRESH_SEEDS  # the v3 claims' seed stream: the same trained model
+    torch.set_num_threads(1)
     _, test = _split(scale.value, seed)
-    slot_ls = layout_for(test).slot_ls
-    out = {}
-    for L in cfg.timing_lmax:
-        counts = {}
-        for kind in ("so2", "tp"):
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed)
-                counts[kind] = n_params(build_model(kind, slot_ls, len(g.Z), channels=cfg.channels, lmax=L,
-                                                    layers=cfg.layers))  # fmt: skip
-        out[f"params SO(2) / TP, l_max {L}"] = counts["so2"] / counts["tp"]
-    out["so2-reduction"] = out[f"params SO(2) / TP, l_max {max(cfg.timing_lmax)}"]
-    return out
+    model = _trained(scale.value, seed, "so2")
+    intact, ablated = _test_mae(model, test), _test_mae(_without_m_mixing(model), test)
+    g = get_molecule(cfg.timing_molecule)
+    counts = {}
+    for kind in ("so2", "tp"):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            counts[kind] = n_params(build_model(kind, layout_for(test).slot_ls, len(g.Z), channels=cfg.channels,
+                                                lmax=max(cfg.timing_lmax), layers=cfg.layers))  # fmt: skip
+    return {
+        "so2-reduction": ablated / intact,
+        "H MAE intact [uHa]": intact,
+        "H MAE |m| >= 1 mixing zeroed [uHa]": ablated,
+        f"params SO(2) / TP, l_max {max(cfg.timing_lmax)} (reported)": counts["so2"] / counts["tp"],
+    }
 
 
 @mechanism(
@@ -510,12 +536,12 @@ def so2_reduction(scale: Scale, seed: int) -> dict[str, float]:
     below=0.8,
 )
 def hamiltonian_learning(scale: Scale, seed: int) -> dict[str, float]:
+    seed = seed + FRESH_SEEDS  # the v3 claims' seed stream: the same trained model
     _, test = _split(scale.value, seed)
-    layout = layout_for(test)
-    mae = {}
-    for name, steps in (("trained", None), ("untrained", 0)):
-        H = predict_h(_trained(scale.value, seed, "so2", steps), layout, test.Z, test.R)
-        mae[name] = float(np.abs(H - test.H).mean() * 1e6)
+    mae = {
+        name: _test_mae(_trained(scale.value, seed, "so2", steps), test)
+        for name, steps in (("trained", None), ("untrained", 0))
+    }
     return {
         "hamiltonian-learning": mae["trained"] / mae["untrained"],
         "H MAE trained [uHa]": mae["trained"],
@@ -523,16 +549,38 @@ def hamiltonian_learning(scale: Scale, seed: int) -> dict[str, float]:
     }
 
 
+def _first_order_share(evaluate, H0: np.ndarray, delta: np.ndarray) -> float:
+    """|dE(+delta) - dE(-delta)| / (|dE(+delta)| + |dE(-delta)|), dE(x) = E[D(H0 + x)] - E[D(H0)]: the odd
+    (first-order) part of the energy's response to an H error, ~0 where E is stationary, ~1 where it is not."""
+    e0 = evaluate(H0, forces=False).E
+    up, down = evaluate(H0 + delta, forces=False).E - e0, evaluate(H0 - delta, forces=False).E - e0
+    return abs(up - down) / (abs(up) + abs(down) + 1e-300)
+
+
 @mechanism(
     "energy-stationarity",
     component="the SCF energy's stationarity at the converged density (an H error costs O(error^2) in energy)",
-    measures="log-log slope of |dE| against the size of symmetric noise on the converged Hamiltonian (2: "
-    "stationary; 1: first order)",
-    above=1.5,
+    measures="the odd (first-order) share of the energy's response to the trained SO(2) model's own H error "
+    "(symmetrised, +-error around the labelled H; mean over test frames) / the same share around the core "
+    "Hamiltonian (not converged, the ablated reference): ~0 when E is stationary at the model's error size, ~1 "
+    "when not",
+    below=0.5,
 )
 def energy_stationarity(scale: Scale, seed: int) -> dict[str, float]:
-    sig, mE, mF, minE = _noise(scale.value, seed, "converged")
-    return {"energy-stationarity": _slope(sig, mE), "F error slope": _slope(sig, mF), "min dE [meV]": minE}
+    seed = seed + FRESH_SEEDS  # the v3 claims' seed stream: the same trained model
+    torch.set_num_threads(1)
+    _, test = _split(scale.value, seed)
+    frames = range(min(5, len(test.R)))
+    H_pred = predict_h(_trained(scale.value, seed, "so2"), layout_for(test), test.Z, test.R[list(frames)])
+    shares = {"converged": [], "core": []}
+    for f in frames:
+        evaluate = HamiltonianEvaluator(test.Z, test.R[f], test.basis, test.xc)
+        delta = H_pred[f] - test.H[f]
+        delta = 0.5 * (delta + delta.T)  # (nao, nao) the model's error, symmetric
+        shares["converged"].append(_first_order_share(evaluate, test.H[f], delta))
+        shares["core"].append(_first_order_share(evaluate, evaluate.mf.get_hcore(), delta))
+    on, off = float(np.mean(shares["converged"])), float(np.mean(shares["core"]))
+    return {"energy-stationarity": on / off, "first-order share, converged H": on, "first-order share, core H": off}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -582,6 +630,33 @@ def _error_gain_check(quantity: str):
     return run
 
 
+def _planted_ratio_check(seed: int) -> dict[str, float]:
+    """|read - planted| of the claims' log10 H MAE ratio for a planted ratio of -0.065 (``scaling``'s positive
+    control's plant): 1e-3 Ha noise on the labelled H against the same noise scaled by 10^-0.065 (the truth:
+    exact), against independent draws scaled so (the null: the plant read through independent noise, 64 draws
+    each), and, as alternatives that must read worse, independent draws unscaled (the plant missed) and scaled
+    twice as much."""
+    draws = 64
+    _, test = _split("smoke", 0)
+    rng = np.random.default_rng([seed, 7])
+
+    def mae(factor: float, noise=None) -> float:
+        noise = [_noisy(test.H, 1e-3, rng) - test.H for _ in range(draws)] if noise is None else noise
+        return float(np.mean([np.abs(factor * n).mean() for n in noise]))
+
+    def error(read: float) -> float:
+        return abs(np.log10(read) + SCALING_PLANT)
+
+    noise = [_noisy(test.H, 1e-3, rng) - test.H for _ in range(draws)]
+    ref, k = mae(1.0, noise), 10**-SCALING_PLANT
+    return {
+        "truth": error(mae(k, noise) / ref),
+        "null": error(mae(k) / ref),
+        "plant missed": error(mae(1.0) / ref),
+        "twice the plant": error(mae(k * k) / ref),
+    }
+
+
 def _spearman_check(seed: int) -> dict[str, float]:
     """The claims' Spearman(H MAE, E MAE) over 20 models whose E error is a rising function of their H error (the
     truth), the same with noise, and independent of it (the null)."""
@@ -611,6 +686,12 @@ def _equivariance_check(seed: int) -> dict[str, float]:
 
 MEASURES = [
     MeasureCheck("H MAE gain (log10 H MAE ratio)", _error_gain_check("H"), null_band=(-0.05, 0.05)),
+    MeasureCheck(
+        "|read - planted| of a planted log10 H MAE ratio of -0.065",
+        _planted_ratio_check,
+        null_band=(0.0, 0.015),
+        higher_is_better=False,
+    ),
     MeasureCheck("E MAE gain from H (log10 E MAE ratio)", _error_gain_check("E"), null_band=(-0.2, 0.2)),
     MeasureCheck("Spearman(H MAE, E MAE)", _spearman_check, null_band=(-0.6, 0.6)),
     MeasureCheck("log10 max block error [Ha]", _equivariance_check, null_band=(-2.0, 2.0), higher_is_better=False),
