@@ -37,3 +37,26 @@ def test_a_replicate_keeps_the_folds_but_not_the_initialisation():
 def test_measures_see_the_truth_and_the_null(seed):
     for check in MEASURES:
         assert check.check(seed) == [], check.name
+
+
+@pytest.mark.parametrize("seed", [2, 6])
+def test_the_gap_reads_a_planted_gain_at_its_size_and_the_null_at_zero(seed):
+    from icml26.eegmoce.claims import PLANTED_GAIN, _gap_readings
+
+    r = _gap_readings(seed)
+    for gain in (PLANTED_GAIN / 2, PLANTED_GAIN, 2 * PLANTED_GAIN):  # two trials of 64 per fold: about +-0.01
+        assert r[f"planted {100 * gain:.3g} points"] == pytest.approx(gain, abs=0.012)
+    assert abs(r["null"]) < 0.005
+
+
+def test_the_tangent_space_replicate_is_a_bootstrap_refit():
+    """The deterministic baseline's A/A partner: refitted on bootstrap resamples, so its predictions differ from
+    the baseline's on some trials (never all), and the same replicate is reproducible."""
+    from icml26.claims import Scale
+    from icml26.eegmoce import claims as C
+
+    base = np.concatenate(C._fold_predictions(Scale.SMOKE, 0, "tangent-space"))
+    rep = np.concatenate(C._fold_predictions(Scale.SMOKE, 0, "tangent-space", replicate=1))
+    del C._CACHE[("predictions", "smoke", 0, "tangent-space", "", 1)]
+    again = np.concatenate(C._fold_predictions(Scale.SMOKE, 0, "tangent-space", replicate=1))
+    assert 0 < np.mean(base != rep) < 1 and np.array_equal(rep, again)

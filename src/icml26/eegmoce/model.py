@@ -663,10 +663,13 @@ def cross_validate(
     return res
 
 
-def tangent_space_cv(d: MultimodalData, splits, seed: int = 0, *, predictions: bool = False):
+def tangent_space_cv(
+    d: MultimodalData, splits, seed: int = 0, *, predictions: bool = False, bootstrap: np.random.Generator | None = None
+):
     """pyriemann baseline on EEG only: OAS covariances re-centred per subject to the identity (unsupervised, the
     Riemannian analogue of domain BN), tangent space at the training mean, logistic regression. Returns the
-    balanced accuracy per fold, or with ``predictions`` the test predictions per fold."""
+    balanced accuracy per fold, or with ``predictions`` the test predictions per fold. ``bootstrap``: fit each
+    fold on a bootstrap resample of its training trials (the deterministic baseline's independent replicate)."""
     from pyriemann.estimation import Covariances
     from pyriemann.geometry.base import invsqrtm
     from pyriemann.geometry.mean import mean_riemann
@@ -681,6 +684,8 @@ def tangent_space_cv(d: MultimodalData, splits, seed: int = 0, *, predictions: b
         C[m] = W @ C[m] @ W
     out = []
     for tr, te in splits:
+        if bootstrap is not None:
+            tr = bootstrap.choice(tr, len(tr), replace=True)
         ts = TangentSpace(metric="riemann").fit(C[tr])
         clf = LogisticRegression(max_iter=500).fit(ts.transform(C[tr]), d.y[tr])
         pred = clf.predict(ts.transform(C[te]))
