@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.spik4lite.claims import MEASURES, _BatchSlice, _dense, _random_keep
+from icml26.spik4lite.claims import MEASURES, _BatchSlice, _dense, _random_keep, _Repeated
 from icml26.spik4lite.config import PRESETS
 from icml26.spik4lite.measure import count_ops
 from icml26.spik4lite.model import SpikingCNN
@@ -55,3 +55,30 @@ def test_random_keep_drops_the_asked_fraction():
 def test_measures_see_the_truth_and_the_null(name, seed):
     check = next(m for m in MEASURES if m.name == name)  # the latency measure is timed: checked by check_system
     assert check.check(seed) == []
+
+
+def test_repeated_network_does_exactly_k_times_the_work():
+    """The latency measure's planted-size check times a network run k times: the same output, k forwards."""
+    torch.manual_seed(0)
+    net = SpikingCNN(1, 10, T=2, widths=(4, 6, 5)).eval()
+    calls = []
+    net.register_forward_hook(lambda *_: calls.append(1))
+    img = torch.rand(3, 1, 8, 8)
+    with torch.no_grad():
+        assert torch.equal(_Repeated(net, 3)(img), net(img))
+    assert len(calls) == 3 + 1
+
+
+def test_accuracy_positive_plants_the_bar_on_the_aa_arm():
+    """The accuracy claim's positive arm is the negative arm's network (the A/A run) with its accuracy raised by
+    the seed's dense - random gap less 0.67 points, in whole test images: so it differs from the negative arm by
+    the plant only, and its loss to dense is the A/A difference (network vs random baseline) plus 0.67 points."""
+    from icml26.claims import Arm, Scale
+    from icml26.spik4lite.claims import PLANTED_LOSS_PT, accuracy_kept
+
+    neg, pos = accuracy_kept(Scale.SMOKE, 0, Arm.NEGATIVE), accuracy_kept(Scale.SMOKE, 0, Arm.POSITIVE)
+    n = PRESETS["smoke"].acc_test
+    aa = neg.measured["acc Spik4lite [%]"] - neg.baselines["acc random pruning [%]"]
+    expected = aa - PLANTED_LOSS_PT
+    assert pos.measured["acc Spik4lite - dense [pt]"] == pytest.approx(expected, abs=100 / n / 2 + 1e-9)
+    assert pos.measured["energy Spik4lite / dense"] == neg.measured["energy Spik4lite / dense"]

@@ -3,9 +3,11 @@
 - ``zeroing-saves-nothing-v1``: masking channels leaves CPU latency ~unchanged; removing the same channels
   physically cuts it (an untrained network: latency does not depend on the weights).
 - ``refactor-is-exact-v1``: the compact network reproduces the masked network's outputs (float64).
-- ``accuracy-kept-v2``: at 40 % channel removal Spik4lite stays within ~1 point of the dense model and above
+- ``accuracy-kept-v3``: at 40 % channel removal Spik4lite stays within ~1 point of the dense model and above
   random / L1 / firing-rate pruning at the same widths and the same training budget (v2: the energy loss's
-  lambda scaled to our short gated phase, so that the gates act; see README).
+  lambda scaled to our short gated phase, so that the gates act; see README). v3: v2's lambda = 2 was chosen
+  after seeing v2's seeds, so v3 keeps it and is judged on fresh seeds (seed + :data:`FRESH_SEEDS`); its
+  positive control plants the claimed effect at the bar on the A/A arm (v2's removed nothing).
 - ``energy-and-latency-v2``: CPU latency of the refactored network vs the dense one (judged); SOPs and the energy
   proxy reported (v1 also judged the energy proxy, which falls by construction: see README).
 
@@ -77,6 +79,12 @@ class _BatchSlice(nn.Module):
 def _sliced(net: nn.Module, fraction: float, batch: int) -> _BatchSlice:
     return _BatchSlice(net, max(1, round(fraction * batch)))
 
+
+#: accuracy-kept-v3 runs on seed + FRESH_SEEDS: its lambda = 2 was fixed after seeing v2's seeds 0-4
+FRESH_SEEDS = 1000
+#: accuracy-kept-v3's positive control: the planted network sits this far below dense (the 1-point tolerance
+#: with a 1.5x margin) -- and so above the pruning baselines by whatever they lose beyond it
+PLANTED_LOSS_PT = 1.0 / 1.5
 
 # The paper's own microbenchmark (3x3 conv, half the input channels removed): removed / dense = 186.2 / 321.5.
 PROTOTYPE_REMOVED_RATIO = 186.2 / 321.5
@@ -260,6 +268,20 @@ def _dense_and_baselines(scale_value: str, seed: int):
     return split, dense, _scores(dense, split), counts, base
 
 
+@functools.lru_cache(maxsize=8)  # the negative and positive arms share the A/A run of a seed
+def _spik4lite_run(scale_value: str, seed: int, select: str) -> tuple[nn.Module, torch.Tensor]:
+    """One Spik4lite run of the accuracy claim on the seed's dense network (``select``: the gates, or a random
+    choice of the same number of channels): the compact fine-tuned network and the mean keep-probabilities of the
+    channels it removed (are the gates decided?)."""
+    cfg = PRESETS[scale_value]
+    split, dense = _dense(scale_value, seed)
+    probs: list = []
+    s4l, hist = spik4lite(
+        copy.deepcopy(dense), split, _acc_config(cfg), seed, batch=cfg.acc_batch, select=select, keep_probs=probs
+    )
+    return s4l, torch.cat([p[~hist[0][k]] for k, p in probs[0].items()])
+
+
 @mechanism(
     "gates",
     component="Spik4lite's firing-rate-driven Gumbel channel gates trained with the SOP energy loss",
@@ -269,6 +291,7 @@ def _dense_and_baselines(scale_value: str, seed: int):
 )
 def gates_probe(scale: Scale, seed: int) -> dict[str, float]:
     cfg = PRESETS[scale.value]
+    seed += FRESH_SEEDS  # accuracy-kept-v3's networks
     split, dense = _dense(scale.value, seed)
     probs: list = []
     rc = RefactorConfig(
@@ -288,17 +311,21 @@ def gates_probe(scale: Scale, seed: int) -> dict[str, float]:
 
 
 @claim(
-    "spik4lite/accuracy-kept-v2",
+    "spik4lite/accuracy-kept-v3",
     statement="With 40 % of the channels of every prunable pair removed, Spik4lite (gates + energy loss "
     "lambda = 2, one refactoring round, gate removal, fine-tuning) keeps test accuracy within 1 point of the "
     "dense network and above the best of random, L1-magnitude and lowest-firing-rate pruning at the same "
-    "widths and the same training budget (paired over seeds)",
+    "widths and the same training budget (paired over seeds). lambda = 2 was fixed from v2's seeds; v3 is judged "
+    "on fresh seeds (seed + 1000)",
     paper="Spik4lite guarantees model accuracy while saving computation (abstract)",
     control="Spik4lite's learned channel choice replaced by a random choice of the same number of channels from "
     "its own seed stream (same gated training, same fine-tuning, same budget): an A/A run against the random "
     "baseline, so the gain over the baselines must vanish and the claim must fail",
-    positive="the oracle selection: the same gated training, gate removal and fine-tuning with no channel removed "
-    "(a choice that loses nothing), measured against the same dense network and baselines",
+    positive="the claimed effect planted at the bar on the A/A arm: the negative control's network (random "
+    "choice of the same number of channels, its own seed stream; in distribution a random-pruning run) with its "
+    "accuracy raised by this seed's gap between dense and random pruning less 0.67 points (a network that, "
+    "paired with its random-pruning twin, loses 0.67 points to dense: the 1-point tolerance with a 1.5x margin), "
+    "measured against the same dense network and baselines",
     mechanisms=("gates",),
     judge=[
         Interval("acc Spik4lite - dense [pt]", above=-1.0),
@@ -307,25 +334,19 @@ def gates_probe(scale: Scale, seed: int) -> dict[str, float]:
 )
 def accuracy_kept(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
+    seed += FRESH_SEEDS  # v3: judged on fresh seeds
     split, dense, (acc_dense, e_dense), counts, base = _dense_and_baselines(scale.value, seed)
-    select = "random" if arm is Arm.NEGATIVE else "gates"  # the negative control's one change
-    fraction = 0.0 if arm is Arm.POSITIVE else None  # the positive control's oracle: nothing removed
-    probs: list = []  # mean keep-probabilities when the channels are chosen (are the gates decided?)
-    s4l, hist = spik4lite(
-        copy.deepcopy(dense),
-        split,
-        _acc_config(cfg, fraction),
-        seed,
-        batch=cfg.acc_batch,
-        select=select,
-        keep_probs=probs,
-    )
-    removed_p = torch.cat([p[~hist[0][k]] for k, p in probs[0].items()])
+    select = "gates" if arm is Arm.CLAIM else "random"  # both controls: the A/A arm (random choice, own stream)
+    s4l, removed_p = _spik4lite_run(scale.value, seed, select)
     acc_s4l, e_s4l = _scores(s4l, split)
-    if arm is not Arm.POSITIVE and s4l.widths() != counts:  # equal compaction, or the comparison means nothing
+    if s4l.widths() != counts:  # equal compaction, or the comparison means nothing
         raise RuntimeError(f"Spik4lite widths {s4l.widths()} differ from the baselines' {counts}")
     kept = sum(s4l.widths().values()) / sum(dense.widths().values())
     accs = {m: a for m, (a, _) in base.items()}
+    if arm is Arm.POSITIVE:  # the effect planted on the A/A arm, in whole test images (granularity 100 / n)
+        n = len(split.y_test)
+        gain = (acc_dense - PLANTED_LOSS_PT) - accs["random"]
+        acc_s4l = min(100.0, acc_s4l + round(gain * n / 100) * 100 / n)
     d_dense, d_best = acc_s4l - acc_dense, acc_s4l - max(accs.values())
     holds = d_dense > -1.0 and d_best > 0.0
     fig, ax = _figure()
@@ -367,21 +388,20 @@ def accuracy_kept(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
 @mechanism(
     "physical-removal",
     component="refactoring: the gated-off channels deleted from the leader, its BatchNorm and the follower",
-    measures="1 - latency(removed) / latency(masked) of an untrained spiking CNN with 50 % of every prunable "
-    "pair's channels gone (paired per-repeat ratio, one thread): the time removal saves over zeroing",
+    measures="1 - latency(refactored) / latency(masked) of the energy-and-latency claim's trained Spikingformer-mini "
+    "after its Spik4lite round (the channels the gates chose, deleted vs only zeroed in place: removal ablated), "
+    "paired per-repeat ratio at the judged batch, one thread: the time removal saves over zeroing",
     above=0.1,
 )
 def physical_removal_probe(scale: Scale, seed: int) -> dict[str, float]:
-    cfg = PRESETS["smoke"]  # the effect does not depend on the scale; the smoke network keeps the probe cheap
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        dense = SpikingCNN(1, 10, T=cfg.lat_T, widths=(cfg.lat_width,) * 3)
-    keep = _random_keep(dense, cfg.lat_drop, np.random.default_rng(seed))
-    x = torch.from_numpy(np.random.default_rng(seed).random((cfg.lat_batch, 1, cfg.lat_hw, cfg.lat_hw), np.float32))
-    ratio, _, _ = paired_latency_ratio(
-        refactor(copy.deepcopy(dense), keep), mask_model(copy.deepcopy(dense), keep), x, repeats=cfg.prof_repeats
-    )
-    return {"physical-removal": 1 - ratio, "latency removed / masked": ratio}
+    cfg = PRESETS[scale.value]
+    split, dense = _dense_for_profile(scale.value, seed)
+    rc = RefactorConfig(fraction=cfg.prof_fraction, steps_per_round=cfg.prof_round_steps, finetune_steps=0)
+    compact, hist = spik4lite(copy.deepcopy(dense), split, rc, seed, batch=32, finetune=False)
+    masked = mask_model(copy.deepcopy(dense), hist[0])  # the same channels zeroed, not removed
+    x = torch.from_numpy(split.x_test[: cfg.prof_batch])
+    ratio, _, _ = paired_latency_ratio(compact, masked, x, repeats=cfg.prof_repeats)
+    return {"physical-removal": 1 - ratio, "latency refactored / masked": ratio}
 
 
 @functools.lru_cache(maxsize=8)  # the runner does every seed, then every control seed
@@ -494,18 +514,51 @@ def _accuracy_check(seed: int) -> dict[str, float]:
     }
 
 
-def _latency_check(seed: int) -> dict[str, float]:
-    """The paired latency ratio (the latency claims' measure) against a dense CNN: the truth is the dense network
-    on half of every batch (exactly half the work), the alternative the network with half its channels masked
-    (no time saved), the null an independent copy of the dense network (ratio 1)."""
+class _Repeated(nn.Module):
+    """A network run ``k`` times on every batch: exactly ``k`` times its work (a planted latency of known size)."""
+
+    def __init__(self, net: nn.Module, k: int):
+        super().__init__()
+        self.net, self.k = net, k
+
+    def forward(self, img):  # (B, C, H, W) -> (B, classes)
+        for _ in range(self.k - 1):
+            self.net(img)
+        return self.net(img)
+
+
+#: repeats of the measure checks' paired latency ratios: 11 (the smoke claims') let an identical copy read 0.93-1.03
+#: on the loaded shared cores; 31 kept it at 0.955-0.997 (seeds 0-3, load 6), inside the null band of +-0.06
+CHECK_REPEATS = 31
+
+
+def _latency_setup(seed: int):
     cfg = PRESETS["smoke"]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         dense = SpikingCNN(1, 10, T=cfg.lat_T, widths=(cfg.lat_width,) * 3)
     x = torch.from_numpy(np.random.default_rng(seed).random((cfg.lat_batch, 1, cfg.lat_hw, cfg.lat_hw), np.float32))
+    return cfg, dense, x
+
+
+def _latency_check(seed: int) -> dict[str, float]:
+    """The paired latency ratio (the latency claims' measure) against a dense CNN: the truth is the dense network
+    on half of every batch (half the work), the alternative the network with half its channels masked (no time
+    saved), the null an independent copy of the dense network (ratio 1 +- 0.06: the claims' bars are 0.8-0.9)."""
+    cfg, dense, x = _latency_setup(seed)
     masked = mask_model(copy.deepcopy(dense), _random_keep(dense, 0.5, np.random.default_rng(seed)))
     arms = {"truth": _sliced(copy.deepcopy(dense), 0.5, cfg.lat_batch), "masked": masked, "null": copy.deepcopy(dense)}
-    return {k: paired_latency_ratio(m, dense, x, repeats=cfg.prof_repeats)[0] for k, m in arms.items()}
+    return {k: paired_latency_ratio(m, dense, x, repeats=CHECK_REPEATS)[0] for k, m in arms.items()}
+
+
+def _latency_size_check(seed: int) -> dict[str, float]:
+    """A planted latency ratio reads at its size: |ratio - 0.5| against a reference that is the dense network run
+    twice, for the dense network run once (the truth: exactly half the reference's work), three times (1.5) and
+    twice (the null: an identical workload, about 0.5 off)."""
+    _, dense, x = _latency_setup(seed)
+    reference = _Repeated(copy.deepcopy(dense), 2)
+    arms = {"truth": dense, "run three times": _Repeated(copy.deepcopy(dense), 3), "null": _Repeated(dense, 2)}
+    return {k: abs(paired_latency_ratio(m, reference, x, repeats=CHECK_REPEATS)[0] - 0.5) for k, m in arms.items()}
 
 
 def _exactness_check(seed: int) -> dict[str, float]:
@@ -535,7 +588,14 @@ def _exactness_check(seed: int) -> dict[str, float]:
 
 MEASURES = [
     MeasureCheck("test accuracy [%]", _accuracy_check, null_band=(2.0, 20.0), margin=1.0),
-    MeasureCheck("paired latency ratio", _latency_check, null_band=(0.85, 1.15), higher_is_better=False, margin=0.1),
+    MeasureCheck("paired latency ratio", _latency_check, null_band=(0.94, 1.06), higher_is_better=False, margin=0.1),
+    MeasureCheck(
+        "|paired latency ratio - 0.5| of a planted half workload",
+        _latency_size_check,
+        null_band=(0.45, 0.55),
+        higher_is_better=False,
+        margin=0.2,
+    ),
     MeasureCheck("log10 max |compact - masked|", _exactness_check, null_band=(-3.0, 3.0), higher_is_better=False),
 ]
 MECHANISMS = [gates_probe, physical_removal_probe]
