@@ -230,3 +230,17 @@ def test_negative_controls_fail_over_five_smoke_seeds(system_id):
         if neg.verdict == "holds":
             problems.append(f"{c.id}: negative control holds over smoke seeds 0-4 ({neg.seed_verdicts})")
     assert not problems, "\n".join(problems)
+
+
+def test_an_aa_control_that_holds_on_one_smoke_seed_by_chance_is_judged_on_three(fake_spec, monkeypatch):
+    import fakesys.claims
+    from fakesys.uncontrolled import coin_flip_control
+
+    lucky = coin_flip_control({0})  # holds on seed 0 only: fails on most of seeds 0, 1, 2
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS, lucky])
+    assert check_system(fake_spec) == []
+    broken = coin_flip_control({0, 2})  # holds on two of the three
+    monkeypatch.setattr(fakesys.claims, "CLAIMS", [*fakesys.claims.CLAIMS[:-1], broken])
+    problems = "\n".join(check_system(fake_spec))
+    assert "fakesys/coin-flip-control-v1: its negative control (A/A: a second median" in problems
+    assert "holds on smoke seed 0, then says 'fails' and 'holds' on seeds 1 and 2" in problems

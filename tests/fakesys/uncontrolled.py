@@ -63,3 +63,37 @@ def _blind(seed: int) -> dict[str, float]:
 
 
 blind_measure = MeasureCheck("contiguity", _blind, null_band=(0.0, 0.6))
+
+
+def _aa_gain(seed: int, arm: Arm) -> float:
+    """The paired gain of two independently seeded medians (an A/A pair) in the negative arm: it scatters
+    around 0, so with a bar at 0 it holds on about half the seeds."""
+    rng = np.random.default_rng([seed, int(arm is Arm.NEGATIVE)])
+    median = np.median(rng.normal(size=(200, 25)), axis=1)
+    other = {
+        Arm.CLAIM: rng.normal(size=(200, 25)).mean(axis=1),
+        Arm.NEGATIVE: np.median(rng.normal(size=(200, 25)), axis=1),
+        Arm.POSITIVE: np.median(rng.normal(size=(200, 25)), axis=1) * np.sqrt(2 / np.pi),
+    }[arm]
+    return float(np.mean(median**2) - np.mean(other**2))
+
+
+def coin_flip_control(seeds_that_hold: set[int]):
+    """A judged claim whose A/A negative control holds exactly on ``seeds_that_hold`` (the others fail): what a
+    chance pass of an A/A statistic looks like to the checker."""
+
+    @claim(
+        "fakesys/coin-flip-control-v1",
+        statement="the mean beats the median (its A/A control holds on some seeds by chance)",
+        paper="an A/A control",
+        control="A/A: a second median on its own draws in the mean's place",
+        positive="the median shrunk by sqrt(2/pi)",
+        judge=Interval("gain", above=0.0),
+    )
+    def coin_flip(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+        gain = abs(_aa_gain(seed, arm))
+        if arm is Arm.NEGATIVE and seed not in seeds_that_hold:
+            gain = -gain
+        return ClaimResult("holds" if gain > 0 else "fails", measured={"gain": gain})
+
+    return coin_flip
