@@ -166,7 +166,8 @@ def check_claim_runs(c: Claim, seed: int = 0, *, v3: bool = True) -> list[str]:
         # judge the control on the next two seeds too, and accept it when it fails on most of the three.
         extra = [run_claim(c, Scale.SMOKE, seeds=[seed + k], arm=Arm.NEGATIVE).verdict for k in (1, 2)]
         control_ok = extra.count("fails") == 2
-        seen = f"holds on smoke seed {seed}, then says {' and '.join(map(repr, extra))} on seeds {seed + 1} and {seed + 2}"
+        verdicts = " and ".join(map(repr, extra))
+        seen = f"holds on smoke seed {seed}, then says {verdicts} on seeds {seed + 1} and {seed + 2}"
     if summary.control.verdict != "error" and not control_ok:
         problems.append(
             f"{c.id}: its negative control ({c.control}) {seen} where it must say 'fails': the claim cannot "
