@@ -146,12 +146,12 @@ def test_the_arms_of_the_makespan_comparison(seed):
 
 def test_sat_schedules_v4_is_judged_on_fresh_blocks():
     """v4 is judged on blocks none of v3's seeds drew: at small, claim seed s plans the block of seed s + FRESH
-    (smoke, never judged, keeps v3's seeds)."""
+    (smoke too)."""
     sat_schedules = next(c for c in CLAIMS if c.name.startswith("sat-schedules"))
     assert sat_schedules.id == "nanoassembly/sat-schedules-v4"
-    assert _v4_seed(Scale.SMALL, 3) == 3 + FRESH and _v4_seed(Scale.SMOKE, 3) == 3
+    assert _v4_seed(Scale.SMALL, 3) == 3 + FRESH and _v4_seed(Scale.SMOKE, 3) == 3 + FRESH
     result = sat_schedules(Scale.SMOKE, 0)
-    greedy = plan_assembly(*_dense_instance(36, 0), scheduler="greedy").stats["layers"]
+    greedy = plan_assembly(*_dense_instance(36, FRESH), scheduler="greedy").stats["layers"]
     assert result.baselines["greedy layers (dense N=36)"] == greedy
 
 
