@@ -328,7 +328,7 @@ def non_log_concave(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
     target = _three_modes(cfg.dim)
     x0 = cfg.init_scale * np.random.default_rng([seed, 0]).standard_normal((cfg.n_chains, cfg.dim))
     vr_rng = np.random.default_rng([seed, 2])
-    runs = {  # the arms differ in VR's slot only: VR, plain Gaussian smoothing, or the perfect control variate
+    runs = {  # the arms differ in VR's slot only: VR, plain Gaussian smoothing, or the planted variance reduction
         "VR-ZO": {
             Arm.CLAIM: lambda: VarianceReduced(b=cfg.b, q=cfg.q, rng=vr_rng),
             Arm.NEGATIVE: lambda: GaussianSmoothing(b=cfg.b, rng=vr_rng),
