@@ -392,3 +392,24 @@ def test_reproduce_is_a_library_call(tmp_path, fake_spec):
     assert run.probes["fakesys"]["averaging"].live and run.index.is_file()
     with pytest.raises(ReproduceError, match="no claim of 'fakesys' matches 'nosuch'"):
         reproduce([fake_spec], scale="smoke", out=tmp_path, claim_filter="nosuch", progress=False)
+
+
+def test_fails_means_refuted_a_judged_interval_that_still_reaches_past_its_threshold_reads_no_power():
+    import dataclasses
+
+    from fakesys.claims import mean_beats_median
+    from icml26.report import markdown_table
+
+    summary = run_claim(mean_beats_median, Scale.SMOKE, seeds=3, with_control=True)
+    assert summary.positive_ok
+    stat = dict(summary.judged[0], holds=False, mean=0.005, low=-0.02, high=0.03, n=3)  # the bar 0.01 inside
+    straddles = dataclasses.replace(summary, verdict="fails", judged=[stat])
+    assert straddles.unresolved == [stat] and straddles.status == "no-power"
+    table = markdown_table([straddles])
+    assert "not refuted: the claim's 95% interval of MSE(median) - MSE(mean) [-0.02, 0.03] still reaches" in table
+    assert "(resolved at about" in table
+    refuted = dataclasses.replace(straddles, judged=[dict(stat, low=-0.03, high=0.008)])  # wholly below 0.01
+    assert refuted.unresolved == [] and refuted.status == "fails"
+    # one refuted statistic is enough, whatever the others do
+    both = dataclasses.replace(straddles, judged=[stat, dict(stat, key="other", low=-0.03, high=0.008)])
+    assert both.status == "fails"

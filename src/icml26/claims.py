@@ -41,8 +41,9 @@ Two ways a verdict is aggregated over seeds:
 
 What a report shows (:attr:`ClaimSummary.status`): ``holds`` only when the claim held and its negative control
 failed; ``fails`` only when the claim failed while its positive control held and every mechanism it relies on
-was live (refuted at this scale); ``no-power`` when the positive control did not hold or a mechanism was
-inert; ``not-measured`` when this machine cannot run it.
+was live and, for a judged claim, some interval lies wholly on the failing side of its threshold (refuted at
+this scale); ``no-power`` when the positive control did not hold, a mechanism was inert or the claim's own
+intervals still reach past their thresholds; ``not-measured`` when this machine cannot run it.
 
 ``paper=`` of a :class:`ClaimResult` holds only numbers the paper prints; numbers from anywhere else (a
 prototype, a peer's paper) go into ``elsewhere=`` with their source in brackets: ``{"slope [prototype]": 0.5}``.
@@ -672,13 +673,15 @@ class ClaimSummary:
           ``holds; control holds too`` / ``…; control not run`` / ``…; control error`` when the negative control
           proved nothing; ``holds; mechanism inert`` when the effect appeared without the credited component).
         - ``fails``: failed while the positive control held and every relied-on mechanism was live — refuted
-          at this scale. ``no-power``: failed, but the positive control did not hold or a mechanism was inert,
-          so the run could not have seen the effect. ``fails; positive control not run`` when it was not run,
+          at this scale (for a judged claim: some judged interval lies wholly on the failing side of its
+          threshold). ``no-power``: failed, but the positive control did not hold, a mechanism was inert, or
+          the claim's own intervals still reach past their thresholds (:attr:`unresolved`), so the run could
+          not have seen the effect or could not decide. ``fails; positive control not run`` when it was not run,
           ``fails; no positive control`` for a claim that declares none (contract v2).
         - ``not-measured`` and ``error`` as they are.
         """
         if self.verdict == "fails":
-            if self.inert:
+            if self.inert or self.unresolved:
                 return "no-power"
             if self.positive is not None:
                 return "fails" if self.positive_ok else "no-power"
@@ -700,6 +703,17 @@ class ClaimSummary:
         """The status counted in one of :data:`OUTCOMES`, or ``other`` (holds unchecked, errors, unchecked fails)."""
         return self.status if self.status in OUTCOMES else "other"
 
+    @property
+    def unresolved(self) -> list[dict[str, Any]]:
+        """For a judged claim that failed: its failing statistics when none of them is refuted — each interval
+        still reaches past its threshold, so more seeds could yet make the claim hold (empty otherwise). A
+        ``fails`` needs some judged interval wholly on the failing side: at or below ``above``, at or above
+        ``below``."""
+        if self.verdict != "fails" or not self.judged:
+            return []
+        failing = [s for s in self.judged if not s["holds"]]
+        return [] if any(_refutes(s) for s in failing) else failing
+
     def seeds_needed(self) -> str:
         """For a ``no-power`` judged claim: the seeds at which the positive control's interval would clear its
         threshold(s) (same spread, t-interval), or that more seeds cannot help (its mean is not past one)."""
@@ -709,16 +723,11 @@ class ClaimSummary:
         for stat in self.positive.judged:
             if stat["holds"] or stat["n"] < 2 or not math.isfinite(stat["mean"]):
                 continue
-            mean, n = stat["mean"], stat["n"]
             above, below = stat.get("above"), stat.get("below")
-            if (above is not None and mean <= above) or (below is not None and mean >= below):
+            if (above is not None and stat["mean"] <= above) or (below is not None and stat["mean"] >= below):
                 needs.append(f"{stat['key']}: the planted mean is not past its threshold; more seeds cannot help")
                 continue
-            gap = min(abs(mean - t) for t in (above, below) if t is not None)
-            sd = (stat["high"] - stat["low"]) / 2 * math.sqrt(n) / t_quantile_975(n - 1)
-            while n < 1000 and t_quantile_975(n - 1) * sd / math.sqrt(n) >= gap:
-                n += 1
-            needs.append(f"{stat['key']}: about {n} seeds" if n < 1000 else f"{stat['key']}: over 1000 seeds")
+            needs.append(f"{stat['key']}: {seeds_to_resolve(stat)}")
         return "; ".join(needs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -780,6 +789,25 @@ def aggregate_verdict(verdicts: Sequence[str]) -> str:
     if all(v == "holds" for v in verdicts):
         return "holds"
     return "not-measured"
+
+
+def _refutes(stat: dict[str, Any]) -> bool:
+    """A judged statistic's interval lies wholly on the failing side of a threshold (NaN refutes nothing)."""
+    above, below = stat.get("above"), stat.get("below")
+    return (above is not None and stat["high"] <= above) or (below is not None and stat["low"] >= below)
+
+
+def seeds_to_resolve(stat: dict[str, Any]) -> str:
+    """The seeds at which a statistic's 95 % t-interval, at its present mean and spread, would clear the
+    nearest threshold on whichever side its mean lies."""
+    n, mean = stat["n"], stat["mean"]
+    if n < 2 or not math.isfinite(mean):
+        return "unknown"
+    gap = min(abs(mean - t) for t in (stat.get("above"), stat.get("below")) if t is not None)
+    sd = (stat["high"] - stat["low"]) / 2 * math.sqrt(n) / t_quantile_975(n - 1)
+    while n < 1000 and t_quantile_975(n - 1) * sd / math.sqrt(n) >= gap:
+        n += 1
+    return f"about {n} seeds" if n < 1000 else "over 1000 seeds"
 
 
 def judged_verdict(judge: Sequence[Interval], results: Sequence[ClaimResult]) -> tuple[str, list[dict[str, Any]]]:
