@@ -18,7 +18,7 @@ have liveness probes (``MECHANISMS``) and the predictivity measure is checked bo
 - ``dissociation-v2``: under the +10 % compressions, (relative probe drop - relative predictivity drop) is
   larger on the teacher's brain than on a brain built from the probe labels (the pipeline's own artefact).
   Negative (A/A): a second label brain with its own voxel maps and noise in the teacher brain's place.
-  Positive: that A/A arm with predictivity preserved by 0.1 more than on the artefact baseline.
+  Positive: that A/A arm with predictivity preserved by 0.075 (1.5x the margin) more than on the artefact baseline.
 - ``gptq-exception-v3``: the paper's direction at 4 bits: GPTQ lowers predictivity more than RTN by > 0.01.
   Negative (A/A): GPTQ4 calibrated on an independent batch in RTN4's place. Positive: GPTQ at 2 bits (real
   quantisation damage) in GPTQ4's place.
@@ -421,8 +421,9 @@ def _brain(w, seed: int, brain_kind: str):
     return label_brain(w, seed + AA_STREAM if brain_kind == "labels-aa" else seed)
 
 
-#: Positive control of dissociation: how much more predictivity the planted arm keeps than the label brain.
-PLANTED_DISSOCIATION = 0.1
+#: Positive control of dissociation: how much more predictivity the planted arm keeps than the label brain
+#: (1.5x the claim's 0.05 margin).
+PLANTED_DISSOCIATION = 0.075
 
 
 def _drops(scale: Scale, seed: int, brain_kind: str) -> tuple[dict[str, float], dict[str, float], dict]:
@@ -456,8 +457,8 @@ def _drops(scale: Scale, seed: int, brain_kind: str) -> tuple[dict[str, float], 
     "(abstract)",
     control="A/A: a second brain built from the probe labels, with its own voxel maps and noise, in the teacher "
     "brain's place: the difference of dissociations scatters around 0",
-    positive="that A/A arm with every relative predictivity drop lowered by 0.1 (predictivity preserved by 0.1 "
-    "more than on the artefact baseline, twice the claimed margin)",
+    positive="that A/A arm with every relative predictivity drop lowered by 0.075 (predictivity preserved by "
+    "0.075 more than on the artefact baseline, 1.5x the claimed margin)",
     mechanisms=("matched-damage",),
     judge=Interval("D(teacher brain) - D(label brain)", above=0.05),
 )
