@@ -42,6 +42,18 @@ def test_permuted_weights_keep_each_rows_weights_but_not_their_genes(screen):
         claims.reweighted(ref, "uniform", truth, np.random.default_rng(0))
 
 
+def test_planted_weights_blend_the_estimated_and_oracle_weights(screen):
+    """The positive controls' plant: w = (1 - a) w_est + a w_oracle, rows still summing to 1, strictly between."""
+    ref, truth = screen
+    planted = claims.reweighted(ref, "planted", truth, np.random.default_rng(0)).weights
+    oracle = claims.oracle_weights(truth, list(ref.perturbations))
+    a = claims.ORACLE_SHARE
+    assert 0 < a < 1
+    np.testing.assert_allclose(planted, (1 - a) * ref.weights + a * oracle)
+    np.testing.assert_allclose(planted.sum(axis=1), 1.0)
+    assert not np.allclose(planted, oracle) and not np.allclose(planted, ref.weights)
+
+
 def test_latent_truth_is_the_test_halfs_expected_profile():
     """The truth has the test perturbations' rows in order and is closer to their observation than the mean."""
     s = latent_screen(TINY, seed=1)

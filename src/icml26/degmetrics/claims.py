@@ -7,7 +7,8 @@ against the second. Each runs three arms (``Arm``):
 - ``mean-baseline-v2``: over random settings drawn from the paper's simulation ranges, how often the
   dataset mean beats the technical duplicate on MSE and Pearson Δ yet loses on WMSE and R²_w, and how the
   artifact moves with sparsity and control bias. Negative: DEG weights shuffled over genes (A/A on the
-  weighting); positive: the oracle weights (Eq. W on the true effects).
+  weighting); positive: the estimated DEG weights moved 37.5 % of the way to Eq. W on the true effects (a plant sized to
+  land just past the bar).
 - ``informative-rewarded-v2``: a ladder of interpolated duplicates; WMSE and R²_w must rank it by α,
   unweighted MSE does not. Negative and positive: the same two weightings.
 - ``wmse-loss-v3``: models trained with WMSE vs MSE, each with its own tuned learning rate and both
@@ -40,9 +41,18 @@ BASELINES = ("technical_duplicate", "dataset_mean", "control_mean")
 
 #: How the gene weights of the scoring reference are made: the paper's DEG weights from the observed half
 #: ("deg"), those weights shuffled over genes within each perturbation (a random weighting of the same
-#: sparsity: the A/A negative control), or Eq. W applied to the true |log fold change| (the oracle weights:
-#: the positive control).
-WEIGHTINGS = ("deg", "permuted", "oracle")
+#: sparsity: the A/A negative control), or the estimated weights moved part of the way to Eq. W on the true
+#: |log fold change| (the planted weights: the positive control, see :data:`ORACLE_SHARE`).
+WEIGHTINGS = ("deg", "permuted", "planted")
+
+#: The positive controls' plant: w = (1 - a) w_est + a w_oracle per perturbation (both Eq. W, rows summing to 1),
+#: a = ORACLE_SHARE. Sized at ``small`` on seeds 100-109 (never the judged seeds 0-4), on mean-baseline-v2's
+#: judged fraction "weighted loss | unweighted win" (bar 0.8). The claim needs its 5-seed 95 % interval above
+#: 0.8, i.e. a mean about one half-width d past the bar (d = t_4 sd / sqrt 5 of the planted fraction over those
+#: seeds, ~0.05-0.06); we want the plant at 1.1-1.5 d. Mean over seeds 100-109 (distance in d): a = 0 (the claim
+#: arm) 0.63; a = 0.2 0.80 (0.0 d); a = 0.3 0.85 (0.8 d); a = 0.35 0.86 (1.0 d); a = 0.4 0.88 (1.7 d); a = 1 (the
+#: former oracle control) 0.91 (2.3 d). a = 0.375 lies between the two grid points that bracket 1.3 d.
+ORACLE_SHARE = 0.375
 
 
 def oracle_weights(truth: dict, perturbations: list[str]) -> np.ndarray:
@@ -59,8 +69,8 @@ def reweighted(ref: DEGReference, weighting: str, truth: dict, rng: np.random.Ge
         return ref
     if weighting == "permuted":  # which genes carry the weight is forgotten; how much weight is kept
         weights = rng.permuted(ref.weights, axis=1)
-    elif weighting == "oracle":
-        weights = oracle_weights(truth, list(ref.perturbations))
+    elif weighting == "planted":  # Eq. W blend: (1 - a) w_est + a w_oracle, a = ORACLE_SHARE
+        weights = (1 - ORACLE_SHARE) * ref.weights + ORACLE_SHARE * oracle_weights(truth, list(ref.perturbations))
     else:
         raise ValueError(f"weighting must be one of {WEIGHTINGS}; got {weighting!r}")
     return dataclasses.replace(ref, weights=weights)
@@ -142,9 +152,10 @@ MEAN_BASELINE_JUDGE = (  # the fractions count settings (6 at smoke): an A/A con
     control="A/A on the weighting: each perturbation's DEG weights shuffled over genes (its own random stream): "
     "a weighting of the same sparsity that no longer knows which genes are DEGs, so the weighted metrics "
     "behave like random-gene MSE and rarely rank the duplicate first; the claim must fail",
-    positive="the oracle weights: Eq. W on the true |log fold change| in place of the DEG weights estimated from "
-    "the observed half (same settings, cells, baselines, OLS and thresholds): the weighting the claim credits, "
-    "without estimation noise",
+    positive="planted weights: the DEG weights estimated from the observed half moved part of the way to Eq. W "
+    "on the true |log fold change|, w = (1 - a) w_est + a w_oracle with a = ORACLE_SHARE (0.375), sized on seeds "
+    "100-109, not the judged ones, so the judged fraction lands about 1.1-1.5 interval half-widths past 0.8 "
+    "(same settings, cells, baselines, OLS and thresholds)",
     mechanisms=("deg-weights",),
     judge=MEAN_BASELINE_JUDGE,
 )
@@ -153,7 +164,7 @@ def mean_baseline(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     settings = draw_settings(sweep, np.random.default_rng(seed))
     rows, source = [], "pbmc"  # one row per setting
     for i, cfg in enumerate(settings):
-        weighting = {Arm.CLAIM: "deg", Arm.NEGATIVE: "permuted", Arm.POSITIVE: "oracle"}[arm]  # the arms' line
+        weighting = {Arm.CLAIM: "deg", Arm.NEGATIVE: "permuted", Arm.POSITIVE: "planted"}[arm]  # the arms' line
         s, source = baseline_summaries(cfg, 1000 * seed + i, weighting)
         dup, mean = s["technical_duplicate"], s["dataset_mean"]
         rows.append(
@@ -269,8 +280,9 @@ INFORMATIVE_JUDGE = (
     control="A/A on the weighting (the review's sharper control): each perturbation's DEG weights shuffled over "
     "genes (own random stream), so WMSE and R²_w weigh random genes like MSE does and mis-rank the ladder; the "
     "claim must fail",
-    positive="the oracle weights: Eq. W on the true |log fold change| in place of the estimated DEG weights (same "
-    "ladder, same Spearman thresholds)",
+    positive="planted weights: the estimated DEG weights moved part of the way to Eq. W on the true |log fold "
+    "change|, w = (1 - a) w_est + a w_oracle with mean-baseline-v2's a = ORACLE_SHARE (0.375) (same ladder, same "
+    "Spearman thresholds)",
     mechanisms=("deg-weights",),
     judge=INFORMATIVE_JUDGE,
 )
@@ -280,7 +292,7 @@ def informative_rewarded(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
         adata, perturbation_key=PERTURBATION_KEY, control=CONTROL, scale="counts", seed=seed
     )
     ref = DEGReference.from_anndata(real, perturbation_key=PERTURBATION_KEY, control=CONTROL, scale="counts")
-    weighting = {Arm.CLAIM: "deg", Arm.NEGATIVE: "permuted", Arm.POSITIVE: "oracle"}[arm]  # the arms' one line
+    weighting = {Arm.CLAIM: "deg", Arm.NEGATIVE: "permuted", Arm.POSITIVE: "planted"}[arm]  # the arms' one line
     ref = reweighted(ref, weighting, adata.uns["truth"], np.random.default_rng([seed, 7]))
     dup_ad = preds["technical_duplicate"]
     if list(dup_ad.obs[PERTURBATION_KEY]) != list(ref.perturbations):
