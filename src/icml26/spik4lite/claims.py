@@ -544,7 +544,8 @@ def _latency_setup(seed: int):
 def _latency_check(seed: int) -> dict[str, float]:
     """The paired latency ratio (the latency claims' measure) against a dense CNN: the truth is the dense network
     on half of every batch (half the work), the alternative the network with half its channels masked (no time
-    saved), the null an independent copy of the dense network (ratio 1 +- 0.06: the claims' bars are 0.8-0.9)."""
+    saved), the null an independent copy of the dense network (ratio 1 +- 0.08: inside the distance to the claims'
+    bars, 0.8-0.9, with room for a loaded CI machine, where an identical copy read 0.955-0.997 at load 6)."""
     cfg, dense, x = _latency_setup(seed)
     masked = mask_model(copy.deepcopy(dense), _random_keep(dense, 0.5, np.random.default_rng(seed)))
     arms = {"truth": _sliced(copy.deepcopy(dense), 0.5, cfg.lat_batch), "masked": masked, "null": copy.deepcopy(dense)}
@@ -588,11 +589,11 @@ def _exactness_check(seed: int) -> dict[str, float]:
 
 MEASURES = [
     MeasureCheck("test accuracy [%]", _accuracy_check, null_band=(2.0, 20.0), margin=1.0),
-    MeasureCheck("paired latency ratio", _latency_check, null_band=(0.94, 1.06), higher_is_better=False, margin=0.1),
+    MeasureCheck("paired latency ratio", _latency_check, null_band=(0.92, 1.08), higher_is_better=False, margin=0.1),
     MeasureCheck(
         "|paired latency ratio - 0.5| of a planted half workload",
         _latency_size_check,
-        null_band=(0.45, 0.55),
+        null_band=(0.42, 0.58),
         higher_is_better=False,
         margin=0.2,
     ),
