@@ -387,3 +387,15 @@ def test_probes_only_updates_the_mechanisms_column_and_nothing_else(tmp_path, mo
     assert after.split("<!-- mechanisms:begin")[0] == before.split("<!-- mechanisms:begin")[0]  # claims untouched
     assert "live   averaging = " in capsys.readouterr().out
     assert run([*argv, "--claim", "x"], {"fakecopy": spec}) == 2
+
+
+def test_a_verbs_missing_optional_dependency_is_one_line_with_the_extra(capsys, monkeypatch, systems):
+    def verb_needing_ray(argv):
+        raise ModuleNotFoundError("No module named 'ray'", name="ray")
+
+    monkeypatch.setattr(cli, "_import_entry", lambda spec, entry, default=None: verb_needing_ray)
+    assert run(["fakesys", "search", "--ray-address", "local"], systems) == 2
+    message = one_line_error(capsys)
+    assert "fakesys: this command needs the missing package 'ray': pip install 'icml26[" in message
+    assert "ray" in message.split("icml26[")[1] and "Traceback" not in message
+    assert cli.install_hint("no_such_module_xyz") == "pip install no_such_module_xyz"

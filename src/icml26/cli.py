@@ -171,10 +171,36 @@ def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSp
         return int(system_main(list(argv)) or 0)
     except SystemExit as exc:  # argparse inside the system's CLI
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
+    except ModuleNotFoundError as exc:  # a verb's optional dependency, imported when the verb needs it
+        missing = exc.name or "?"
+        raise UsageError(
+            f"{system_id}: this command needs the missing package {missing!r}: {install_hint(missing, spec.extra)}"
+        ) from None
     except (ValueError, OSError, EOFError) as exc:
         from icml26._util.cli import one_line
 
         raise UsageError(f"{system_id}: {one_line(exc)}") from None
+
+
+def install_hint(module: str, prefer: str = "") -> str:
+    """The pip command that provides ``module``: the icml26 extras that require a distribution of that name (read
+    from the installed package's metadata; only those among ``prefer``, a system's comma-separated extras, when
+    any are), else the module's own name."""
+    import importlib.metadata
+    import re
+
+    top = module.split(".")[0].lower().replace("-", "_")
+    try:
+        requires = importlib.metadata.requires("icml26") or []
+    except importlib.metadata.PackageNotFoundError:
+        requires = []
+    extras = set()
+    for req in requires:
+        found = re.match(r"\s*([A-Za-z0-9_.-]+).*extra\s*==\s*['\"]([^'\"]+)['\"]", req)
+        if found and found[1].lower().replace("-", "_") == top and found[2] not in ("all", "dev"):
+            extras.add(found[2])
+    extras = (extras & set(prefer.split(","))) or extras
+    return f"pip install 'icml26[{','.join(sorted(extras))}]'" if extras else f"pip install {top}"
 
 
 def build_parser() -> argparse.ArgumentParser:
