@@ -94,6 +94,12 @@ def test_evaluate_reads_the_truth_like_the_init_a_wb2_file(tmp_path):
     forecast = ["forecast", "--checkpoint", str(det), "--init", str(data), "--time", "1", "--members", "2"]
     assert main([*forecast, "--steps", "2", "--out", str(fc), "--device", "cpu"]) == 0
     assert main(["evaluate", str(fc), "--truth", str(data)]) == 0
+    # two runs with the same --seed write the same ensemble (MC dropout seeded), another seed another one
+    again, other = tmp_path / "again.nc", tmp_path / "other.nc"
+    assert main([*forecast, "--steps", "2", "--out", str(again), "--device", "cpu"]) == 0
+    assert main([*forecast, "--steps", "2", "--out", str(other), "--device", "cpu", "--seed", "5"]) == 0
+    with xr.open_dataset(fc) as a, xr.open_dataset(again) as b, xr.open_dataset(other) as c:
+        assert a["z_500"].equals(b["z_500"]) and not a["z_500"].equals(c["z_500"])
 
 
 def test_experiment_verb_scores_against_baselines_and_refuses_short_data(tmp_path, capsys):

@@ -151,3 +151,15 @@ def test_paper_latency_claim_runs_on_a_gpu():
     result = paper_latency(Scale.PAPER, 0)
     assert result.verdict in ("holds", "fails") and result.measured["seconds"] > 0
     assert result.measured["members"] == 10 and result.measured["steps"] == 30 and "device " in result.reason
+
+
+def test_a_seeded_forecast_is_reproducible_and_leaves_the_global_rng_alone(sim):
+    model = model_for(sim)
+    init = sim.isel(trajectory=0, time=slice(0, 3))
+    state = torch.get_rng_state()
+    a, b = (forecast(model, init, members=3, steps=2, seed=1) for _ in range(2))
+    assert torch.equal(torch.get_rng_state(), state)  # forked: the caller's RNG is untouched
+    np.testing.assert_array_equal(a["vorticity"].values, b["vorticity"].values)
+    assert a.attrs["seed"] == 1
+    other = forecast(model, init, members=3, steps=2, seed=2)
+    assert not np.allclose(a["vorticity"].values, other["vorticity"].values)  # the seed chooses the masks

@@ -191,7 +191,7 @@ def _forecast(args) -> int:
                 f"times t-1 and t, so t must be in [1, {n_times - 1}]"
             )
         init = init.isel(time=slice(None, args.time + 1))
-    fc = forecast(model, init, members=args.members, steps=args.steps, progress=True)
+    fc = forecast(model, init, members=args.members, steps=args.steps, progress=True, seed=args.seed)
     # say where the forecast came from, so evaluate can score it against the same trajectory
     fc.attrs["init_file"] = str(Path(args.init).resolve())
     fc.attrs["init_trajectory"] = -1 if trajectory is None else int(trajectory)
@@ -341,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--steps", type=bounded_int(1, 100_000, what="forecast steps"), default=30, help="lead times")
     p.add_argument("--out", required=True, help="NetCDF forecast to write")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed of the dropout masks (same seed, same ensemble)")
     p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
     p.set_defaults(func=_forecast)
 

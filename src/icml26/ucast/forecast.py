@@ -119,6 +119,7 @@ def forecast(
     step: np.timedelta64 | float | None = None,
     member_batch: int | None = None,
     progress: bool = False,
+    seed: int | None = None,
 ) -> xr.Dataset:
     """MC-dropout ensemble forecast from the last two frames of ``init``.
 
@@ -130,6 +131,9 @@ def forecast(
     members, steps : int
     step : timedelta64 or float, optional
         Model time step (default: the spacing of the last two ``init`` times).
+    seed : int, optional
+        Seed of the dropout masks: the same seed gives the same ensemble (the global torch RNG is left as it
+        was). Without it the masks come from the global torch RNG.
 
     Returns
     -------
@@ -157,7 +161,13 @@ def forecast(
     if model.n_forcings:
         valid_in = times[-1] + np.arange(steps) * dt  # input time of each step
         forcings = torch.as_tensor(time_forcings(valid_in))[:, None, :]  # (steps, 1, F)
-    z_fc = rollout(model, z[:1], z[1:], members, steps, forcings=forcings, member_batch=member_batch, progress=progress)
+    device = next(model.parameters()).device
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else [], enabled=seed is not None):
+        if seed is not None:
+            torch.manual_seed(seed)
+        z_fc = rollout(
+            model, z[:1], z[1:], members, steps, forcings=forcings, member_batch=member_batch, progress=progress
+        )
     x_fc = model.denormalise(z_fc[:, :, 0]).cpu().numpy()  # (M, S, C, H, W)
     dims = ("number", "prediction_timedelta", "latitude", "longitude")
     data = {v: (dims, x_fc[:, :, i]) for i, v in enumerate(model.variables)}
@@ -171,5 +181,6 @@ def forecast(
             "latitude": init.lat.values,
             "longitude": init.lon.values,
         },
-        attrs={"model": "U-Cast (icml26.ucast)", "stochasticity": "MC dropout"},
+        attrs={"model": "U-Cast (icml26.ucast)", "stochasticity": "MC dropout"}
+        | ({} if seed is None else {"seed": int(seed)}),
     )
