@@ -434,6 +434,19 @@ def moce_beats_euclidean(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
     )
 
 
+def _ablation_arms(scale: Scale, seed: int, arm: Arm, ablated: str):
+    """The two ablation claims' arms: MoCE's and the ablated model's cross-validated runs, and the balanced
+    accuracies their paired gap compares. Both controls put an independent replicate of the ablated model in
+    MoCE's place (A/A); the positive control also takes the planted gain from the ablated model."""
+    moce, other = _cv(scale, seed, "moce"), _cv(scale, seed, ablated)
+    ours, theirs = _ba(moce), _ba(other)
+    if arm is not Arm.CLAIM:
+        ours = _replicate_ba(scale, seed, ablated)
+    if arm is Arm.POSITIVE:
+        theirs = _handicapped_ba(scale, seed, ablated, 0)
+    return moce, other, ours, theirs
+
+
 @claim(
     "eegmoce/learnable-curvature-helps-v4",
     statement="Cross-subject balanced accuracy of MoCE with learned per-expert curvatures exceeds the same model "
@@ -449,13 +462,7 @@ def moce_beats_euclidean(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
     judge=Interval("BA(MoCE) - BA(fixed K)", above=0.0),
 )
 def learnable_curvature_helps(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    seed = _fresh(scale, seed)
-    moce, fixed = _cv(scale, seed, "moce"), _cv(scale, seed, "moce-fixed-k")
-    ours, ba_fixed = _ba(moce), _ba(fixed)
-    if arm is not Arm.CLAIM:  # both controls put the frozen-curvature model's replicate in MoCE's place
-        ours = _replicate_ba(scale, seed, "moce-fixed-k")
-    if arm is Arm.POSITIVE:  # ... and take the planted gain from the frozen-curvature model
-        ba_fixed = _handicapped_ba(scale, seed, "moce-fixed-k", 0)
+    moce, fixed, ours, ba_fixed = _ablation_arms(scale, _fresh(scale, seed), arm, "moce-fixed-k")
     gap = ours - ba_fixed
     holds = gap > 0
     curv = np.mean(moce.curvatures, axis=0)
@@ -493,13 +500,7 @@ def learnable_curvature_helps(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> 
     judge=Interval("BA(MoCE) - BA(no domain BN)", above=0.0),
 )
 def domain_bn_helps(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    seed = _fresh(scale, seed)
-    moce, pooled = _cv(scale, seed, "moce"), _cv(scale, seed, "moce-no-dbn")
-    ours, ba_pooled = _ba(moce), _ba(pooled)
-    if arm is not Arm.CLAIM:  # both controls put the pooled-BN model's replicate in MoCE's place
-        ours = _replicate_ba(scale, seed, "moce-no-dbn")
-    if arm is Arm.POSITIVE:  # ... and take the planted gain from the pooled-BN model
-        ba_pooled = _handicapped_ba(scale, seed, "moce-no-dbn", 0)
+    moce, pooled, ours, ba_pooled = _ablation_arms(scale, _fresh(scale, seed), arm, "moce-no-dbn")
     gap = ours - ba_pooled
     holds = gap > 0
     return ClaimResult(
