@@ -91,6 +91,20 @@ def test_bad_reproduce_arguments_exit_2(argv, capsys, systems, tmp_path):
     one_line_error(capsys)
 
 
+def test_reproduce_checks_its_outputs_before_any_claim_runs(capsys, systems, tmp_path):
+    a_file = tmp_path / "report.txt"
+    a_file.write_text("kept")
+    for extra in (
+        ["--out", str(a_file)],
+        ["--out", str(tmp_path / "r"), "--json", str(tmp_path)],
+        ["--out", str(tmp_path / "r"), "--json", str(tmp_path / "missing" / "all.json")],
+        ["--out", str(tmp_path / "r"), "--json", str(tmp_path / "all.csv")],
+    ):
+        assert run(["reproduce", "fakesys", "--scale", "smoke", *extra], systems) == 2
+        assert "claim(s)" not in capsys.readouterr().out  # refused before the first claim
+    assert a_file.read_text() == "kept" and not (tmp_path / "r").exists()
+
+
 def test_argparse_errors_exit_2_and_no_command_prints_help(capsys):
     assert run(["list", "--nosuchflag"]) == 2
     assert run([]) == 2

@@ -124,6 +124,7 @@ def test_parser_errors_are_one_line_and_numbers_are_validated(capsys):
         ["--noise", "inf"],
         ["--p", "1.5"],
         ["--n", "x"],
+        ["--n", "1e300"],  # an integral float, but beyond any size a verb could take
     ):
         with pytest.raises(SystemExit) as exc:
             parser.parse_args(bad)
@@ -160,3 +161,68 @@ def test_help_names_no_meaningless_default(capsys):
     out = capsys.readouterr().out
     assert "default: None" not in out and "default: False" not in out
     assert out.count("default") == 1  # only the one the help text names itself
+
+
+def test_results_are_written_with_the_mode_any_new_file_gets(tmp_path):
+    import os
+    import stat
+
+    from icml26._util.io import save_npy
+
+    mask = os.umask(0o022)
+    try:
+        save_npy(tmp_path / "a.npy", np.zeros(2))
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "a.npy").stat().st_mode) == 0o644  # not mkstemp's 0600
+
+
+def test_absurd_magnitudes_and_learning_rates_are_refused(capsys):
+    from icml26._util.cli import ArgumentParser, bounded_float, finite_float, learning_rate, positive_float
+
+    parser = ArgumentParser(prog="icml26 demo")
+    parser.add_argument("--sigma", type=positive_float, default=1.0, help="width")
+    parser.add_argument("--shift", type=finite_float, default=0.0, help="shift")
+    parser.add_argument("--lr", type=learning_rate, default=1e-3, help="learning rate")
+    parser.add_argument("--t", type=bounded_float(0.0, 5.0, open_low=True, what="physics"), default=1.0, help="t")
+    assert parser.parse_args(["--sigma", "1e12", "--shift=-1e15", "--lr", "10", "--t", "5"]).sigma == 1e12
+    for bad in (
+        ["--sigma", "1e300"],
+        ["--shift=-1e16"],
+        ["--lr", "1e300"],
+        ["--lr", "11"],
+        ["--lr", "0"],
+        ["--t", "0"],
+        ["--t", "5.5"],
+    ):
+        with pytest.raises(SystemExit) as exc:
+            parser.parse_args(bad)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "error: argument" in err, err
+
+
+def test_an_output_may_not_name_an_input(tmp_path, capsys):
+    from icml26._util.cli import ArgumentParser
+
+    data = tmp_path / "traj.nc"
+    data.write_bytes(b"precious")
+    parser = ArgumentParser(prog="icml26 demo")
+    verbs = parser.add_subparsers(dest="verb")
+    train = verbs.add_parser("train")
+    train.add_argument("--data", help="input")
+    train.add_argument("--checkpoint", output=True, help="written")
+    train.add_argument("--json", help="summary")
+    ok = parser.parse_args(["train", "--data", str(data), "--checkpoint", str(tmp_path / "m.pt"), "--json", "-"])
+    assert ok.checkpoint.endswith("m.pt")
+    for argv in (
+        ["train", "--data", str(data), "--checkpoint", str(data)],  # declared output=True
+        ["train", "--data", str(data), "--json", str(tmp_path / "." / "traj.nc")],  # an OUTPUT_DESTS name
+        ["train", "--data", "x", "--checkpoint", str(tmp_path / "o"), "--json", str(tmp_path / "o")],  # two outputs
+    ):
+        with pytest.raises(SystemExit) as exc:
+            parser.parse_args(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "choose another output path" in err, err
+    assert data.read_bytes() == b"precious"

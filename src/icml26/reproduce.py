@@ -176,6 +176,7 @@ def reproduce(
     if seeds is not None and seeds < 1:
         raise ReproduceError(f"seeds must be at least 1; got {seeds}")
     out = Path(out)
+    _check_outputs(out, json_path)  # before any claim runs: a run can take hours
     controls = controls or update_readme  # a README table always shows each claim's controls
     if threads is not None:
         _limit_threads(threads, before_imports=True)
@@ -234,8 +235,33 @@ def reproduce(
     if progress:
         print(f"report: {result.index}")
     if json_path:
-        Path(json_path).write_text(json.dumps([s.to_dict() for s in result.all_summaries()], indent=2) + "\n")
+        from icml26._util.io import atomic_output
+
+        with atomic_output(json_path) as tmp:
+            tmp.write_text(json.dumps([s.to_dict() for s in result.all_summaries()], indent=2) + "\n")
+        if progress:
+            print(f"summaries: {json_path}")
     return result
+
+
+def _check_outputs(out: Path, json_path: Path | str | None) -> None:
+    """Refuse a report folder or a JSON path that cannot be written, before any work."""
+    import os
+
+    from icml26._util.io import check_output_path
+
+    if out.exists() and not out.is_dir():
+        raise ReproduceError(f"--out {out} is a file; give a folder for the report")
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ReproduceError(f"--out {out}: {existing} is not a writable folder")
+    if json_path is not None:
+        try:
+            check_output_path(json_path, suffixes=(".json",))
+        except (OSError, ValueError) as exc:
+            raise ReproduceError(f"--json: {exc}") from None
 
 
 def _limit_threads(threads: int, *, before_imports: bool) -> None:

@@ -8,22 +8,33 @@ below) and ``main(argv) -> int``. The parser
 - reports a bad argument on ONE line, ``icml26 <id> <verb>: error: ...``, and exits with status 2 (argparse
   prints the whole usage block first, which buries the message);
 - rejects non-finite, negative or out-of-range numbers at parse time through the ``type=`` helpers here, so a
-  verb never starts work on ``--noise nan`` or allocates for ``--cells 1e12``.
+  verb never starts work on ``--noise nan`` or allocates for ``--cells 1e12``; every float is also bounded in
+  magnitude (``MAX_MAGNITUDE``), so ``--sigma 1e300`` cannot overflow the first ``sigma**2``;
+- refuses an output path that names the same file as another path argument (``--data x.nc --out x.nc``) before
+  any work, so a verb never destroys its own input. Outputs are the arguments whose ``dest`` is in
+  ``OUTPUT_DESTS`` and those declared with ``add_argument(..., output=True)`` (``--checkpoint`` in a verb that
+  writes one).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 __all__ = [
+    "MAX_MAGNITUDE",
+    "OUTPUT_DESTS",
     "ArgumentParser",
     "DefaultsHelpFormatter",
+    "bounded_float",
     "bounded_int",
     "finite_float",
     "fraction",
+    "learning_rate",
     "nonnegative_float",
     "nonnegative_int",
     "positive_float",
@@ -49,34 +60,84 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return f"{help_text} (default: %(default)s)"
 
 
+# No float setting of any verb is meaningful beyond this; 1e300 would overflow the first square it meets.
+MAX_MAGNITUDE = 1e15
+
+# Arguments that name a file a verb writes, by their dest (the output convention's names and the older ones).
+OUTPUT_DESTS = frozenset({"out", "json", "csv", "md", "plot", "save", "export", "basis", "xyz_out", "output"})
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` with defaults in ``--help`` and one-line errors (exit status 2)."""
+    """``argparse.ArgumentParser`` with defaults in ``--help``, one-line errors (exit status 2), and outputs
+    that may not name the same file as any other path argument."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, output: bool = False, **kwargs):
+        """``argparse``'s ``add_argument``; ``output=True`` marks a file the verb writes (see ``OUTPUT_DESTS``)."""
+        action = super().add_argument(*args, **kwargs)
+        if output:
+            action.output = True
+        return action
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        self._check_outputs_distinct(namespace)
+        return namespace, extras
+
+    def _check_outputs_distinct(self, namespace: argparse.Namespace) -> None:
+        """Refuse an output path that is also another path argument (an input it would destroy)."""
+        named: list[tuple[argparse.Action, Path]] = []
+        for action in self._actions:
+            if action.type not in (None, str, Path) or action.nargs == 0:
+                continue
+            value = getattr(namespace, action.dest, None)
+            for item in value if isinstance(value, list | tuple) else [value]:
+                if isinstance(item, str | os.PathLike) and str(item) not in ("", "-"):
+                    named.append((action, Path(os.path.realpath(item))))
+        for i, (action, path) in enumerate(named):
+            if not (getattr(action, "output", False) or action.dest in OUTPUT_DESTS):
+                continue
+            for other, other_path in named[:i] + named[i + 1 :]:
+                if other is not action and other_path == path:
+                    self.error(
+                        f"{_flag(action)} {path.name} is also given as {_flag(other)}; writing it would overwrite "
+                        "that file: choose another output path"
+                    )
 
     def error(self, message: str):
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(2)
 
 
+def _flag(action: argparse.Action) -> str:
+    return action.option_strings[-1] if action.option_strings else action.dest
+
+
 def _number(text: str, kind: type, what: str) -> float | int:
     try:
         value = kind(text)
     except (TypeError, ValueError):
-        # allow integers written as 1e3 only when they are exactly integral
-        if kind is int:
-            try:
-                as_float = float(text)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-            if math.isfinite(as_float) and as_float == int(as_float):
-                return int(as_float)
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        value = _integral_float(text) if kind is int else None  # integers written as 1e3, when exactly integral
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
     if kind is float and not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    if abs(value) > MAX_MAGNITUDE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is too large in magnitude (> {MAX_MAGNITUDE:g}); no setting of this tool needs it"
+        )
     return value
+
+
+def _integral_float(text: str) -> int | None:
+    try:
+        as_float = float(text)
+    except ValueError:
+        return None
+    return int(as_float) if math.isfinite(as_float) and as_float == int(as_float) else None
 
 
 def finite_float(text: str) -> float:
@@ -106,6 +167,25 @@ def fraction(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text!r} must be in [0, 1]")
     return value
+
+
+def bounded_float(low: float, high: float, *, what: str = "", open_low: bool = False) -> Callable[[str], float]:
+    """A type for finite numbers in ``[low, high]`` (``(low, high]`` with ``open_low``); ``what`` says why."""
+
+    def parse(text: str) -> float:
+        value = finite_float(text)
+        if value < low or (open_low and value == low) or value > high:
+            bound = f"in {'(' if open_low else '['}{low:g}, {high:g}]"
+            reason = f" ({what})" if what else ""
+            raise argparse.ArgumentTypeError(f"{text!r} must be {bound}{reason}")
+        return value
+
+    parse.__name__ = "float"  # argparse names the type in its messages
+    return parse
+
+
+learning_rate = bounded_float(0.0, 10.0, open_low=True, what="a learning rate above 10 diverges every optimiser here")
+learning_rate.__doc__ = "A learning rate: a number in (0, 10]."
 
 
 def bounded_int(low: int, high: int | None = None, *, what: str = "") -> Callable[[str], int]:

@@ -66,6 +66,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     target = check_output_path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file 0600; a result gets the mode any new file gets
     tmp_path = Path(tmp)
     try:
         yield tmp_path
@@ -75,6 +76,12 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # the only portable way to read it is to set it
+    os.umask(mask)
+    return mask
 
 
 def save_npy(path: str | os.PathLike, array: np.ndarray) -> Path:
