@@ -71,3 +71,12 @@ def test_bad_inputs_named_by_the_issue(dense_ckpt, tmp_path, capsys):
     torch.save({"state_dict": {}}, other)
     _fails_cleanly(["profile", "--checkpoint", str(other)], capsys, [], "not an icml26 spik4lite checkpoint")
     _fails_cleanly(["train", "--data", "cifar10", "--out", str(out)], capsys, [out], "unknown data")
+
+
+def test_absurd_learning_rate_and_labels_are_refused(tmp_path, capsys):
+    out = tmp_path / "x.pt"
+    for lr in ("1e300", "100"):
+        _fails_cleanly(["train", "--lr", lr, *DATA, "--out", str(out)], capsys, [out], "--lr")
+    labels = tmp_path / "labels.npz"
+    np.savez(labels, x=np.zeros((20, 8, 8)), y=np.arange(20) * 100_000_000)  # up to 1.9e9: a 128 GB head
+    _fails_cleanly(["train", "--data", str(labels), "--out", str(out)], capsys, [out], "class indices 0..K-1")

