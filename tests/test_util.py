@@ -226,3 +226,19 @@ def test_an_output_may_not_name_an_input(tmp_path, capsys):
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "choose another output path" in err, err
     assert data.read_bytes() == b"precious"
+
+
+def test_load_array_reads_npy_and_npz_and_names_anything_else(tmp_path):
+    from icml26._util.cli import one_line
+    from icml26._util.io import load_array, save_npy, save_npz
+
+    save_npy(tmp_path / "a.npy", np.arange(3))
+    save_npz(tmp_path / "b.npz", x=np.ones(2))
+    assert np.array_equal(load_array(tmp_path / "a.npy"), np.arange(3))
+    assert np.array_equal(load_array(tmp_path / "b.npz")["x"], np.ones(2))
+    (tmp_path / "junk.npy").write_bytes(bytes(range(256)))
+    with pytest.raises(ValueError, match="not a NumPy"):
+        load_array(tmp_path / "junk.npy")
+    with pytest.raises(ValueError) as exc:  # numpy's own message, as a system that calls np.load sees it
+        np.load(tmp_path / "junk.npy", allow_pickle=False)
+    assert one_line(exc.value).startswith("the file is not a NumPy .npy/.npz array")

@@ -211,9 +211,26 @@ seed_int = bounded_int(0, 2**32 - 1, what="numpy and torch take 32-bit seeds")
 seed_int.__doc__ = "A random seed: an integer in [0, 2**32 - 1]."
 
 
+# Third-party messages that send a user the wrong way, and what they mean when the user's file is at fault.
+_MISLEADING = {
+    "load it unsafely using the `allow_pickle=`": (
+        "the file is not a NumPy .npy/.npz array (it lacks NumPy's header); numpy's advice to load it as a "
+        "pickle does not apply"
+    ),
+    "xarray's currently installed IO backends": (
+        "the file is not NetCDF, Zarr or another format xarray reads; installing IO packages will not help "
+        "unless it really is one"
+    ),
+}
+
+
 def one_line(exc: BaseException) -> str:
-    """The first line of an error's message (library messages can run to screens), named by its type if empty."""
+    """The first line of an error's message (library messages can run to screens), named by its type if empty;
+    a known misleading third-party message is replaced by what it means (``_MISLEADING``)."""
     text = str(exc).strip()
+    for marker, meaning in _MISLEADING.items():
+        if marker in text:
+            return meaning
     if isinstance(exc, OSError) and exc.filename and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}"
     first = text.splitlines()[0] if text else type(exc).__name__

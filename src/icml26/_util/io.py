@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_output", "check_input_file", "check_output_path", "save_npy", "save_npz"]
+__all__ = ["atomic_output", "check_input_file", "check_output_path", "load_array", "save_npy", "save_npz"]
 
 
 def check_output_path(path: str | os.PathLike, *, suffixes: tuple[str, ...] = ()) -> Path:
@@ -58,6 +58,21 @@ def check_input_file(path: str | os.PathLike, *, what: str = "input file") -> Pa
     if p.stat().st_size == 0:
         raise ValueError(f"{what} {p} is empty")
     return p
+
+
+def load_array(path: str | os.PathLike, *, what: str = "input file"):
+    """Read a ``.npy`` array or an ``.npz`` archive (never a pickle), after checking the file is one.
+
+    A file that is neither gets one clear message instead of numpy's advice to load it as a pickle.
+    """
+    p = check_input_file(path, what=what)
+    with open(p, "rb") as fh:
+        head = fh.read(6)
+    if head == b"\x93NUMPY":
+        return np.load(p, allow_pickle=False)
+    if head[:4] == b"PK\x03\x04":
+        return np.load(p, allow_pickle=False)  # an .npz (a zip of .npy files)
+    raise ValueError(f"{what} {p} is not a NumPy .npy or .npz file (it lacks NumPy's header)")
 
 
 @contextlib.contextmanager
