@@ -272,6 +272,29 @@ def test_missing_optional_dependency_gives_an_install_hint(capsys, monkeypatch):
     assert "pip install 'icml26[ghostextra]'" in one_line_error(capsys)
 
 
+def test_system_help_works_without_its_extra(capsys, monkeypatch):
+    spec = SystemSpec("ghost", "Ghost paper", "s", status="implemented", extra="ghostextra", package="ghostpkg")
+    monkeypatch.setattr(cli._registry, "load_entry", _raise_missing("some_heavy_dependency"))
+    assert run(["ghost", "--help"], {"ghost": spec}) == 0
+    shown = capsys.readouterr().out
+    assert "Ghost paper" in shown and "pip install 'icml26[ghostextra]'" in shown
+
+
+def test_warnings_on_the_command_line_name_no_source_path(capsys, monkeypatch, systems):
+    import warnings
+
+    def warn(argv):
+        warnings.warn("the data look odd", UserWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(cli._registry, "load_entry", lambda entry, default=None: warn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert run(["fakesys", "x"], systems) == 0
+    err = capsys.readouterr().err
+    assert err.strip() == "warning: the data look odd", err
+
+
 def _raise_missing(name):
     def load_entry(entry, default=None):
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)

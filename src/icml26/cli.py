@@ -166,7 +166,14 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
 def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSpec]) -> int:
     """Run ``icml26 ID ...``. Errors of the user's (bad values, missing files) become one line and exit 2."""
     spec = _spec(systems, system_id)
-    system_main = _import_entry(spec, spec.cli_entry)
+    try:
+        system_main = _import_entry(spec, spec.cli_entry)
+    except UsageError as exc:
+        if not {"-h", "--help"} & set(argv[:1]):
+            raise
+        # `icml26 ID --help` without the system's extra: say what the system is and how to get its verbs
+        print(f"usage: icml26 {spec.id} VERB ...\n\n{spec.title}\n\n{exc}; its verbs are listed once it is installed.")
+        return EXIT_OK
     try:
         return int(system_main(list(argv)) or 0)
     except SystemExit as exc:  # argparse inside the system's CLI
@@ -278,7 +285,8 @@ def main(argv: Sequence[str] | None = None, systems: Mapping[str, SystemSpec] | 
     argv = list(sys.argv[1:] if argv is None else argv)
     systems = _registry.SYSTEMS if systems is None else systems
     try:
-        code = _run(argv, systems)
+        with _short_warnings():
+            code = _run(argv, systems)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not as a message at exit
         return code
     except UsageError as exc:
@@ -311,6 +319,24 @@ def _run(argv: list[str], systems: Mapping[str, SystemSpec]) -> int:
         return EXIT_USAGE
     handler = {"list": cmd_list, "info": cmd_info, "reproduce": cmd_reproduce}[args.command]
     return handler(args, systems)
+
+
+@contextlib.contextmanager
+def _short_warnings():
+    """Warnings on the command line read ``warning: message``, without the source path and line of the code
+    that raised them (a user's terminal is not a traceback)."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        with contextlib.suppress(OSError):
+            print(f"warning: {message}", file=file or sys.stderr)
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 def _setup_logging(verbose: bool) -> None:
