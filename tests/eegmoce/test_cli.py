@@ -8,7 +8,7 @@ import torch
 
 from icml26.cli import main as icml26_main
 
-from .cli_examples import DATA
+from .cli_examples import DATA, EDF
 
 torch.set_num_threads(1)
 
@@ -35,6 +35,17 @@ def test_simulate_train_explain(tmp_path, capsys):
     assert code == 0 and set(e["curvature_abs_K"]) == {"eeg", "audio", "video"}
     assert sum(e["contribution"].values()) == pytest.approx(1.0)
     assert all(0 <= v <= 1 for v in e["delta_rel_features"].values())
+
+
+def test_train_on_real_edf_recordings(tmp_path, capsys):
+    pytest.importorskip("mne")
+    js = tmp_path / "edf.json"
+    code, out, _ = run(
+        ["train", "--edf", str(EDF), "--seconds", "0", "--folds", "2", "--epochs", "1", "--json", str(js)], capsys
+    )
+    assert code == 0 and "read 8 windows of 2 subjects" in out and "hrv (2, 16)" in out
+    m = json.loads(js.read_text())
+    assert len(m["balanced_accuracy"]) == 2 and len(m["curvatures"][0]) == 3  # eeg, ecg, hrv experts
 
 
 def _bad_files(tmp_path):
@@ -71,6 +82,13 @@ BAD = [
     (["train", "--data", "{tmp}/missing.npz"], "missing.npz"),
     (["explain", "--checkpoint", str(DATA / "tiny.pt"), "--data", "{tmp}/othershape.npz"], "does not fit"),
     (["explain", "--checkpoint", str(DATA / "tiny.npz")], "cannot read checkpoint"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--prior", "1e300"], "too large"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--prior", "1000"], "swamps"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--lr", "1e300"], "too large"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--lr", "100"], "learning rate"),
+    (["train", "--edf", "{tmp}"], "holds no"),
+    (["train", "--edf", str(EDF)], "shorter than the 60"),
+    (["train", "--edf", str(EDF), "--data", str(DATA / "tiny.npz")], "not allowed with"),
 ]
 
 

@@ -208,3 +208,15 @@ def test_cross_validate_keeps_models_on_request_and_its_summary_is_json():
     d = simulate(4, 4, seed=0)
     res = cross_validate(d, "eeg-only", ModelConfig(), TrainConfig(epochs=1), n_folds=2, keep_models=True)
     assert len(res.models) == 2 and "models" not in json.loads(json.dumps(res.summary()))
+
+
+@pytest.mark.parametrize("arm", ["braindecode-eegnet", "braindecode-shallow"])
+def test_braindecode_peers_train_with_the_arms_loop(arm):
+    pytest.importorskip("braindecode")
+    from icml26.eegmoce.eegmat import load_eegmat
+
+    d, _ = load_eegmat()
+    d = d.subset(np.flatnonzero(d.subject < 3))
+    res = cross_validate(d, arm, ModelConfig(), TrainConfig(epochs=1, warmup_epochs=0), cv="loso", seed=0)
+    assert len(res.balanced_accuracy) == 3 and all(0 <= b <= 1 for b in res.balanced_accuracy)
+    assert res.curvatures == [[], [], []]

@@ -14,10 +14,16 @@ Library::
     res = cross_validate(data, "moce", ModelConfig(), TrainConfig(epochs=12), cv="kfold", n_folds=4)
     res.balanced_accuracy, res.curvatures                     # per held-out fold
 
-Command line: ``icml26 eegmoce simulate|train|explain``.
+Real EEG + ECG (EEGMAT, a 12-subject subset shipped; EDF for all 36)::
+
+    from icml26.eegmoce import load_eegmat
+    data, subjects = load_eegmat()        # eeg (360, 19, 256), ecg (360, 1, 256), hrv (360, 2, 16); rest vs arithmetic
+
+Command line: ``icml26 eegmoce simulate|train|explain`` (``train --edf DIR`` for EDF recordings).
 """
 
-from icml26.eegmoce.data import MultimodalData, gromov_delta, load_npz, simulate
+from icml26.eegmoce.data import MultimodalData, from_mne_epochs, gromov_delta, load_npz, simulate
+from icml26.eegmoce.eegmat import load_eegmat
 from icml26.eegmoce.model import ARMS, MoCE, ModelConfig, TrainConfig, build_model, cross_validate
 
 __all__ = [
@@ -28,7 +34,9 @@ __all__ = [
     "TrainConfig",
     "build_model",
     "cross_validate",
+    "from_mne_epochs",
     "gromov_delta",
+    "load_eegmat",
     "load_npz",
     "simulate",
 ]

@@ -7,10 +7,27 @@ from dataclasses import asdict
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_float, positive_float
+from icml26._util.cli import (
+    ArgumentParser,
+    bounded_float,
+    bounded_int,
+    learning_rate,
+    nonnegative_float,
+    positive_float,
+)
 from icml26._util.io import atomic_output, check_input_file, check_output_path
 
-ARMS = ("moce", "moce-fixed-k", "moce-no-dbn", "moce-flat", "eeg-only", "late-fusion", "euclid-xattn")  # = model.ARMS
+ARMS = (  # = model.ARMS
+    "moce",
+    "moce-fixed-k",
+    "moce-no-dbn",
+    "moce-flat",
+    "eeg-only",
+    "late-fusion",
+    "euclid-xattn",
+    "braindecode-eegnet",
+    "braindecode-shallow",
+)
 MAX_TRIALS_TOTAL = 50_000  # ~0.4 GB of float64 EEG at 8 x 128
 
 
@@ -21,7 +38,12 @@ def build_parser() -> ArgumentParser:
     )
     sub = p.add_subparsers(dest="verb", required=True, metavar="{simulate,train,explain}")
 
-    s = sub.add_parser("simulate", help="write synthetic EEG + audio + video trials with a latent hierarchy (.npz)")
+    s = sub.add_parser(
+        "simulate",
+        help="write synthetic EEG + audio + video trials with a latent hierarchy (.npz)",
+        description="Reads nothing; writes synthetic trials (eeg, audio, video, y, subject, fs) with a known latent "
+        "tree to --out. Example: icml26 eegmoce simulate --subjects 6 --trials 16 --out eeg.npz",
+    )
     s.add_argument("--subjects", type=bounded_int(2, 64, what="memory"), default=8, help="number of subjects")
     s.add_argument("--trials", type=bounded_int(1, 400, what="memory"), default=32, help="trials per subject")
     s.add_argument("--depth", type=bounded_int(1, 6), default=3, help="depth of the latent tree")
@@ -32,20 +54,53 @@ def build_parser() -> ArgumentParser:
     s.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0, help="random seed")
     s.add_argument("--out", required=True, help="output .npz (eeg, audio, video, y, subject, fs)")
 
-    t = sub.add_parser("train", help="subject-grouped cross-validation of one arm; optional final checkpoint")
-    t.add_argument("--data", required=True, help=".npz with eeg (N,C,T), y, subject, fs and other (N,F,T) modalities")
+    t = sub.add_parser(
+        "train",
+        help="subject-grouped cross-validation of one arm; optional final checkpoint",
+        description="Reads trials (--data .npz) or EEG + ECG recordings (--edf DIR of <subject>_1.edf rest / "
+        "<subject>_2.edf task files, EEGMAT naming), runs subject-grouped cross-validation of one arm and prints "
+        "the held-out balanced accuracy; writes per-fold metrics (--json) and a model trained on all subjects "
+        "(--checkpoint). Example: icml26 eegmoce train --edf eegmat/ --cv loso --epochs 12 --json cv.json",
+    )
+    src = t.add_mutually_exclusive_group(required=True)
+    src.add_argument("--data", help=".npz with eeg (N,C,T), y, subject, fs and other (N,F,T) modalities")
+    src.add_argument(
+        "--edf",
+        help="directory of EDF recordings <subject>_1.edf (rest) and <subject>_2.edf (task), EEG + ECG channels "
+        "(EEGMAT / PhysioNet naming); windows of 4 s, EEG + ECG + HRV modalities, per-subject z-scoring",
+    )
+    t.add_argument(
+        "--seconds",
+        type=bounded_float(0, 3600, what="per recording"),
+        default=60.0,
+        help="with --edf: seconds kept per recording (the end of rest, the start of the task); 0 keeps all",
+    )
+    t.add_argument(
+        "--label", choices=("task", "count-quality"), default="task", help="with --edf: rest vs task, or counters"
+    )
     t.add_argument("--cv", choices=("loso", "kfold"), default="kfold", help="leave-one-subject-out or GroupKFold")
     t.add_argument("--folds", type=bounded_int(2, 100), default=4, help="folds of kfold (ignored by loso)")
     t.add_argument("--arm", choices=ARMS, default="moce", help="model: MoCE, its ablations or a Euclidean baseline")
     t.add_argument("--epochs", type=bounded_int(1, 1000, what="time"), default=12, help="training epochs per fold")
-    t.add_argument("--lr", type=positive_float, default=3e-3, help="Adam learning rate")
+    t.add_argument("--lr", type=learning_rate, default=3e-3, help="Adam learning rate")
     t.add_argument("--curvature-init", type=positive_float, default=1.0, help="initial |K| of every expert (> 0)")
-    t.add_argument("--prior", type=positive_float, default=0.3, help="initial lambda of the curvature prior")
+    t.add_argument(
+        "--prior",
+        type=bounded_float(0, 100, open_low=True, what="lambda log|K| beyond 100 swamps every attention score"),
+        default=0.3,
+        help="initial lambda of the curvature prior",
+    )
     t.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="seed of folds, init and batches")
     t.add_argument("--json", default=None, help="write per-fold metrics here (.json)")
     t.add_argument("--checkpoint", default=None, help="train a final model on all subjects and save it (.pt)")
 
-    e = sub.add_parser("explain", help="curvatures, attention contributions and delta_rel per modality")
+    e = sub.add_parser(
+        "explain",
+        help="curvatures, attention contributions and delta_rel per modality",
+        description="Reads a checkpoint of 'train --checkpoint' (and optionally trials, --data); prints and writes "
+        "(--json) the learned |K|, attention contributions and Gromov delta_rel per modality. Example: icml26 "
+        "eegmoce explain --checkpoint moce.pt --data eeg.npz --json explain.json",
+    )
     e.add_argument("--checkpoint", required=True, help="a .pt written by 'train --checkpoint'")
     e.add_argument("--data", default=None, help="trials (.npz) for contributions and delta_rel (optional)")
     e.add_argument(
@@ -105,8 +160,18 @@ def _train(a) -> int:
     for path, suf in ((a.json, ".json"), (a.checkpoint, ".pt")):
         if path is not None:
             check_output_path(path, suffixes=(suf,))
-    check_input_file(a.data, what="data file")
-    d = _load_data(a.data)
+    if a.edf is not None:
+        from icml26.eegmoce.eegmat import load_eegmat
+
+        seconds = a.seconds or None
+        d, subjects = load_eegmat(a.edf, label=a.label, rest_seconds=seconds, task_seconds=seconds)
+        print(
+            f"read {d.n} windows of {len(subjects)} subjects from {a.edf}: "
+            + ", ".join(f"{m} {d.modalities[m].shape[1:]}" for m in d.names)
+        )
+    else:
+        check_input_file(a.data, what="data file")
+        d = _load_data(a.data)
     mcfg = ModelConfig(curvature_init=a.curvature_init, prior_init=a.prior)
     tcfg = TrainConfig(epochs=a.epochs, lr=a.lr)
     shapes = {m: x.shape[1:] for m, x in d.modalities.items()}
@@ -140,7 +205,7 @@ def _train(a) -> int:
             torch.save(ckpt, tmp)
         print(f"wrote the model trained on all {d.n} trials to {a.checkpoint}")
     if a.json is not None:
-        _write_json(a.json, {**s, "data": str(a.data), "cv": a.cv, "epochs": a.epochs, "seed": a.seed})
+        _write_json(a.json, {**s, "data": str(a.data or a.edf), "cv": a.cv, "epochs": a.epochs, "seed": a.seed})
     return 0
 
 

@@ -350,18 +350,54 @@ def load_npz(path: str | os.PathLike) -> MultimodalData:
     )
 
 
+#: MNE channel types that are never EEG-model input: refused, or dropped with ``drop_other=True``
+NON_SIGNAL_TYPES = ("eog", "stim", "misc", "emg", "resp", "bio", "syst", "exci", "chpi", "ias", "gsr", "temp")
+
+
 def from_mne_epochs(
-    epochs, subject: np.ndarray | int, others: dict[str, np.ndarray] | None = None, y: np.ndarray | None = None
+    epochs,
+    subject: np.ndarray | int,
+    others: dict[str, np.ndarray] | None = None,
+    y: np.ndarray | None = None,
+    *,
+    drop_other: bool = False,
+    relabel: bool = True,
 ) -> MultimodalData:
-    """Build data from an MNE ``Epochs`` object (EEG picks, ``events[:, 2]`` as labels unless ``y`` is given)
-    plus other modalities as (N, F, T) arrays. MNE is optional: any object with ``get_data()``, ``info`` and
-    ``events`` works."""
+    """Build data from an MNE ``Epochs`` object by channel type: the ``eeg`` channels become the ``eeg`` modality
+    (N, C, T) and the ``ecg`` channels (if any) the ``ecg`` modality (N, C_ecg, T); ``others`` adds further
+    (N, F, T) modalities. EOG, stimulus, misc and other non-signal channels are refused (ValueError naming them),
+    or dropped with ``drop_other=True`` (an EOG or a trigger channel taken for EEG corrupts the spatial filters).
+    Labels: ``events[:, 2]`` unless ``y`` is given, mapped to 0..K-1 unless ``relabel=False``.
+
+    Objects without ``get_channel_types`` (duck-typed: ``get_data()``, ``info['sfreq']``, ``events``) are read
+    as all-EEG."""
     try:
-        eeg = np.asarray(epochs.get_data())
+        data = np.asarray(epochs.get_data())
         fs = float(epochs.info["sfreq"])
     except (AttributeError, KeyError, TypeError) as exc:
         raise ValueError(f"expected an MNE Epochs-like object with get_data() and info['sfreq']: {exc}") from None
+    if data.ndim != 3:
+        raise ValueError(f"epochs data must be (epochs, channels, times); got shape {data.shape}")
+    types = np.asarray(epochs.get_channel_types() if hasattr(epochs, "get_channel_types") else ["eeg"] * data.shape[1])
+    names = list(getattr(epochs, "ch_names", [f"ch{i}" for i in range(data.shape[1])]))
+    known = {"eeg", "ecg", *NON_SIGNAL_TYPES}
+    unsupported = sorted({str(t) for t in types} - known)
+    if unsupported:
+        raise ValueError(f"channel types {unsupported} are not supported (EEG and ECG are read; EOG/STIM/misc dropped)")
+    other = [n for n, t in zip(names, types, strict=True) if t in NON_SIGNAL_TYPES]
+    if other and not drop_other:
+        raise ValueError(
+            f"the epochs hold non-EEG channels {other[:6]}{' ...' if len(other) > 6 else ''} "
+            f"({', '.join(sorted({str(t) for t in types if t in NON_SIGNAL_TYPES}))}); "
+            "pick EEG/ECG or pass drop_other=True"
+        )
+    if not np.any(types == "eeg"):
+        raise ValueError(f"the epochs hold no EEG channel (types: {sorted({str(t) for t in types})})")
+    modalities = {"eeg": data[:, types == "eeg"]}
+    if np.any(types == "ecg"):
+        modalities["ecg"] = data[:, types == "ecg"]
     labels = np.asarray(epochs.events[:, 2] if y is None else y)
-    _, labels = np.unique(labels, return_inverse=True)
-    subj = np.full(eeg.shape[0], subject) if np.isscalar(subject) else np.asarray(subject)
-    return MultimodalData({"eeg": eeg, **(others or {})}, labels, subj, fs)
+    if relabel:
+        _, labels = np.unique(labels, return_inverse=True)
+    subj = np.full(data.shape[0], subject) if np.isscalar(subject) else np.asarray(subject)
+    return MultimodalData({**modalities, **(others or {})}, labels, subj, fs)

@@ -25,7 +25,17 @@ from icml26.eegmoce.data import MultimodalData, check_groups
 log = logging.getLogger(__name__)
 
 #: the arms of the comparison (notes section 7): full model, its ablations, Euclidean baselines
-ARMS = ("moce", "moce-fixed-k", "moce-no-dbn", "moce-flat", "eeg-only", "late-fusion", "euclid-xattn")
+ARMS = (
+    "moce",
+    "moce-fixed-k",
+    "moce-no-dbn",
+    "moce-flat",
+    "eeg-only",
+    "late-fusion",
+    "euclid-xattn",
+    "braindecode-eegnet",
+    "braindecode-shallow",
+)
 C_MIN = 1e-2  # lower clamp of |K| (the paper clamps k = 1/|K| from below; we clamp |K| from both sides)
 C_MAX = 20.0
 #: |K| of the ``moce-flat`` arm, frozen: the normalised tokens (tangent norm ~1) have a dimensionless radius
@@ -439,6 +449,51 @@ class EuclideanFusion(nn.Module):
         return (a.sum(0) / a.sum()).numpy()
 
 
+class BraindecodeEEG(nn.Module):
+    """A braindecode 0.8 EEG classifier (EEG only) behind the arms' interface, trained by :func:`train` with the
+    same budget as every arm. ``eegnet``: ``EEGNetv4`` (F1 8, D 2, temporal kernel 0.5 s = 64 samples at
+    braindecode's 128 Hz, scaled to ``fs``); ``shallow``: ``ShallowFBCSPNet`` with braindecode's 250 Hz kernel,
+    pool and stride (25, 75, 15 samples) scaled to ``fs``. Their BatchNorm is the ordinary, pooled one (no
+    per-subject statistics). (B, C, T) -> (B, n_classes)"""
+
+    def __init__(self, shapes, fs: float, n_classes: int, kind: str) -> None:
+        super().__init__()
+        import warnings
+
+        from braindecode.models import EEGNetv4, ShallowFBCSPNet
+
+        self.names, self.kind = ["eeg"], kind
+        self.shapes, self.fs, self.n_classes = {"eeg": tuple(shapes["eeg"])}, fs, n_classes
+        C, T = self.shapes["eeg"]
+        with warnings.catch_warnings():  # braindecode warns about its renamed arguments
+            warnings.simplefilter("ignore")
+            if kind == "eegnet":
+                k = max(3, round(0.5 * fs))
+                if T < 32 or k > T:
+                    raise ValueError(f"braindecode EEGNetv4 needs trials of >= 32 samples and >= 0.5 s; got {T}")
+                self.net = EEGNetv4(n_chans=C, n_outputs=n_classes, n_times=T, kernel_length=k)
+            else:
+                pool, stride = max(2, round(0.3 * fs)), max(1, round(0.06 * fs))
+                if T < pool + max(2, round(0.1 * fs)):
+                    raise ValueError(f"braindecode ShallowFBCSPNet needs trials longer than {pool} samples; got {T}")
+                self.net = ShallowFBCSPNet(
+                    n_chans=C,
+                    n_outputs=n_classes,
+                    n_times=T,
+                    filter_time_length=max(2, round(0.1 * fs)),
+                    pool_time_length=pool,
+                    pool_time_stride=stride,
+                    final_conv_length="auto",
+                    add_log_softmax=False,
+                )
+
+    def forward(self, inputs: dict[str, torch.Tensor], domains: torch.Tensor) -> torch.Tensor:
+        return self.net(inputs["eeg"])  # (B, n_classes) logits (EEGNetv4: log-probabilities)
+
+    def contributions(self) -> np.ndarray:
+        return np.ones(1)
+
+
 def build_model(arm: str, shapes, fs: float, n_classes: int, cfg: ModelConfig) -> nn.Module:
     """One of :data:`ARMS` (the ablations override ``learn_curvature`` / ``domain_bn`` / ``curvature_init``)."""
     if arm not in ARMS:
@@ -453,6 +508,8 @@ def build_model(arm: str, shapes, fs: float, n_classes: int, cfg: ModelConfig) -
             }
         )
         return MoCE(shapes, fs, n_classes, cfg)
+    if arm.startswith("braindecode-"):
+        return BraindecodeEEG(shapes, fs, n_classes, "eegnet" if arm == "braindecode-eegnet" else "shallow")
     return EuclideanFusion(shapes, fs, n_classes, cfg, arm)
 
 
