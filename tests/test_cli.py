@@ -295,6 +295,17 @@ def test_warnings_on_the_command_line_name_no_source_path(capsys, monkeypatch, s
     assert err.strip() == "warning: the data look odd", err
 
 
+def test_quiet_turns_progress_off_and_reaches_no_system_parser(capsys, monkeypatch, systems):
+    from icml26._util import progress as prog
+
+    seen = []
+    monkeypatch.setattr(cli._registry, "load_entry", lambda entry, default=None: lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr(prog, "QUIET", False)
+    assert run(["fakesys", "x", "--quiet"], systems) == 0 and prog.QUIET and seen == [["x"]]
+    monkeypatch.setattr(prog, "QUIET", False)
+    assert run(["-q", "fakesys", "y"], systems) == 0 and prog.QUIET and seen[-1] == ["y"]
+
+
 def _raise_missing(name):
     def load_entry(entry, default=None):
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)

@@ -31,7 +31,7 @@ def test_resolve_device():
     torch = pytest.importorskip("torch")
     assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device("auto").type in ("cpu", "cuda")
-    with pytest.raises(ValueError, match="'auto', 'cpu' or 'cuda"):
+    with pytest.raises(ValueError, match="'auto', 'cpu', 'cuda"):
         resolve_device("tpu")
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
@@ -242,3 +242,35 @@ def test_load_array_reads_npy_and_npz_and_names_anything_else(tmp_path):
     with pytest.raises(ValueError) as exc:  # numpy's own message, as a system that calls np.load sees it
         np.load(tmp_path / "junk.npy", allow_pickle=False)
     assert one_line(exc.value).startswith("the file is not a NumPy .npy/.npz array")
+
+
+def test_device_arguments_mean_the_same_in_every_verb(capsys):
+    torch = pytest.importorskip("torch")
+    from icml26._util.cli import ArgumentParser
+    from icml26._util.device import add_device_arguments, apply_device_arguments
+
+    parser = ArgumentParser(prog="icml26 demo")
+    add_device_arguments(parser)
+    args = parser.parse_args(["--device", "CPU", "--threads", "1"])
+    before = torch.get_num_threads()
+    try:
+        assert apply_device_arguments(args) == torch.device("cpu") and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    assert parser.parse_args([]).device == "auto" and parser.parse_args(["--device", "cuda:1"]).device == "cuda:1"
+    for bad in (["--device", "tpu"], ["--device", "cpu:1"], ["--threads", "0"], ["--threads", "1e6"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(bad)
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_progress_bars_follow_the_terminal_and_quiet():
+    pytest.importorskip("tqdm")
+    from icml26._util import progress as prog
+
+    try:
+        assert prog.progress(range(3)).disable  # stderr is not a terminal under pytest: tqdm's auto rule
+        prog.set_quiet(True)
+        assert prog.progress(range(3), disable=False).disable  # --quiet wins over a verb's own choice
+    finally:
+        prog.set_quiet(False)

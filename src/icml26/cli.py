@@ -8,6 +8,7 @@
                      [--ray-address ADDR]    re-run the paper's claims (and their controls and probes), here or
                                              on a Ray cluster; write reports/<id>/ and reports/index.html
     icml26 ID VERB ...                       the system's own commands (imports only that system)
+    icml26 -q ...  /  icml26 ID VERB ... --quiet   no progress bars (they are off anyway when stderr is no terminal)
 
 Exit status: 0 on success (``reproduce``: every claim ran, whatever its verdict), 1 when a claim or a control crashed,
 2 on bad arguments, an unknown system or a planned one.
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from icml26 import __version__
 from icml26 import registry as _registry
+from icml26._util.progress import set_quiet
 from icml26.registry import SystemSpec
 
 EXIT_OK, EXIT_CRASH, EXIT_USAGE = 0, 1, 2
@@ -218,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"icml26 {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress of claims")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars (also 'icml26 ID VERB ... --quiet')"
+    )
     sub = parser.add_subparsers(dest="command", metavar="{list,info,reproduce,ID}")
 
     p = sub.add_parser(
@@ -307,13 +312,20 @@ def _run(argv: list[str], systems: Mapping[str, SystemSpec]) -> int:
         # -v before or after the system id: the system's own parser keeps its -v, the core only sets the level
         if {"-v", "--verbose"} & set(argv):
             _setup_logging(True)
-        return dispatch(first, argv[idx + 1 :], systems)
+        rest = argv[idx + 1 :]
+        # --quiet before the id (or -q), or anywhere after it: every progress bar off; no system parser sees it
+        if {"-q", "--quiet"} & set(argv[:idx]) or "--quiet" in rest:
+            set_quiet(True)
+            rest = [a for a in rest if a != "--quiet"]
+        return dispatch(first, rest, systems)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed its message; keep our exit codes
         return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
     _setup_logging(args.verbose)
+    if args.quiet:
+        set_quiet(True)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -1,6 +1,12 @@
-"""Device selection for torch systems (``--device auto|cpu|cuda``)."""
+"""Device and thread selection for torch systems (``--device auto|cpu|cuda[:N]``, ``--threads N``).
+
+A torch verb calls :func:`add_device_arguments` on its parser and :func:`apply_device_arguments` on the parsed
+arguments; both flags then mean the same thing in every system.
+"""
 
 from __future__ import annotations
+
+import argparse
 
 
 def resolve_device(device: str = "auto"):
@@ -19,4 +25,41 @@ def resolve_device(device: str = "auto"):
         return torch.device(name)
     if name == "cpu":
         return torch.device("cpu")
-    raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:N]'; got {device!r}")
+    if name == "mps":
+        if not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+            raise ValueError("device 'mps' was asked for but Apple's MPS is not available here; use 'cpu'")
+        return torch.device("mps")
+    raise ValueError(f"device must be 'auto', 'cpu', 'cuda[:N]' or 'mps'; got {device!r}")
+
+
+def _device_name(text: str) -> str:
+    name = text.strip().lower()
+    base, _, index = name.partition(":")
+    if base not in ("auto", "cpu", "cuda", "mps") or (index and (base != "cuda" or not index.isdigit())):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a device: use auto, cpu, cuda, cuda:N or mps")
+    return name
+
+
+def _threads(text: str) -> int:
+    from icml26._util.cli import bounded_int
+
+    return bounded_int(1, 256, what="torch threads")(text)
+
+
+def add_device_arguments(parser: argparse.ArgumentParser, *, default_device: str = "auto") -> None:
+    """Add ``--device`` and ``--threads`` to a torch verb's parser."""
+    parser.add_argument(
+        "--device", type=_device_name, default=default_device, help="torch device: auto, cpu, cuda, cuda:N or mps"
+    )
+    parser.add_argument(
+        "--threads", type=_threads, default=None, help="torch CPU threads (default: torch's own choice)"
+    )
+
+
+def apply_device_arguments(args: argparse.Namespace):
+    """Set torch's CPU threads from ``args.threads`` (when given) and return ``resolve_device(args.device)``."""
+    import torch
+
+    if getattr(args, "threads", None):
+        torch.set_num_threads(int(args.threads))
+    return resolve_device(getattr(args, "device", "auto"))
