@@ -10,7 +10,8 @@ Two passes, both through ``icml26.cli.main`` (so the core's error translation is
 2. **From examples** (``tests/<id>/cli_examples.py``, ``EXAMPLES``: argv lists with ``{tmp}`` for the work
    directory, run in order): every example must succeed; then each number in an example is replaced by nan,
    inf, -1, 0 and 1e12 (also written in digits), each input file by the bad files above, each output path by
-   a directory and by a path in a missing directory. A bad value must give exit 2, one line, no traceback,
+   a directory, by a path in a missing directory and by each of the example's own input files (the input must
+   survive). A bad value must give exit 2, one line, no traceback,
    no new or changed file; a number may also be accepted (exit 0), but never with a traceback, a hang or a
    crash.
 
@@ -263,6 +264,13 @@ def main(system_id: str, workdir: Path, result_path: Path) -> int:
                 mutations = [
                     (f"{action.dest} is a directory", str(catalogue["directory"]), False),
                     (f"{action.dest} in a missing directory", str(ex_tmp / "no-such-dir" / Path(value).name), False),
+                ]
+                # the output named as one of the verb's own input files: refused, the input untouched
+                inputs = [(j, a) for j, a in tokens(parser, rest) if j != index and rest[j] not in outputs]
+                mutations += [
+                    (f"{action.dest} = the {a.dest} input", rest[j], False)
+                    for j, a in inputs
+                    if rest[j].startswith(str(ex_tmp)) and Path(rest[j]).is_file()
                 ]
             elif value.startswith(str(ex_tmp)) and Path(value).exists():
                 mutations = [(f"{action.dest}: {case}", str(p), False) for case, p in catalogue.items()]

@@ -92,7 +92,9 @@ def build_parser() -> ArgumentParser:
     )
     t.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="seed of folds, init and batches")
     t.add_argument("--json", default=None, help="write per-fold metrics here (.json)")
-    t.add_argument("--checkpoint", default=None, help="train a final model on all subjects and save it (.pt)")
+    t.add_argument(
+        "--checkpoint", default=None, output=True, help="train a final model on all subjects and save it (.pt)"
+    )
 
     e = sub.add_parser(
         "explain",
