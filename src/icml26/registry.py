@@ -132,7 +132,7 @@ _SYSTEMS = [
         "DEG-weighted metrics (WMSE, weighted delta R2) and calibration baselines for perturbation models",
         status="implemented",
         reference="arXiv:2506.22641",
-        extra="sc",
+        extra="sc,torch",
     ),
     SystemSpec(
         "brainconverge",
