@@ -24,6 +24,21 @@ class Config:
     """positions per set for the hyperbolic MDS (and Gromov delta)."""
     geo_draws: int = 3
     """position sets the fitted radius is averaged over."""
+    # Betti-curve test (multiscale-widths-betti, real-geometry-hyperbolic)
+    sim_cells: int = 100
+    sim_mean_width: float = 0.05
+    sim_windows: int = 2000
+    """0.25 s windows of the simulated lap running (2000: ~8 min)"""
+    real_window: float = 0.25
+    """seconds per window of the recordings' run epochs (and of the simulation)"""
+    betti_reps: int = 10
+    """draws per (d, R) model of the reference library"""
+    betti_boot: int = 50
+    """block-bootstrap replicates of the real-data test"""
+    betti_null: int = 40
+    """flat surrogates of the real-data test's null"""
+    width_boot: int = 200
+    """bootstrap replicates (fields resampled) of the width likelihood ratio"""
     # hyperbolic-capacity
     cap_dims: tuple[int, ...] = (2, 3, 4)
     cap_radii: tuple[float, ...] = (2.0, 4.0, 8.0)
@@ -58,6 +73,12 @@ PRESETS = {
         dec_queries=600,
         dec_widths=(0.01, 0.02, 0.05, 0.1),  # brackets the optimum (0.02-0.05): tuning not censored at the edge
         dec_grid=200,
+        sim_cells=40,
+        sim_windows=800,
+        betti_reps=6,
+        betti_boot=10,
+        betti_null=20,
+        width_boot=30,
     ),
     "small": Config(),
     "paper": Config(mmse_queries=100000, geo_cells=1000, geo_pairs=2000, cap_dims=(2, 3, 4, 6), cap_p_max=16384),

@@ -121,3 +121,30 @@ def place_cells(
     c = rng.random((int(n_cells), int(dim))) * size
     w = draw_widths(widths, int(n_cells), mean_width * size, rng, spread=spread)
     return PlaceCells(c, w, gain, size)
+
+
+def run_session(
+    cells: PlaceCells,
+    n_windows: int,
+    rng: np.random.Generator,
+    *,
+    window: float = 0.25,
+    lap_time: float = 8.0,
+    peak_rate: float = 10.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """An animal running laps back and forth on the 1-D track (a triangle wave of period ``2 lap_time`` seconds
+    with a random phase and 10 % jitter of the speed), observed in ``n_windows`` windows of ``window`` seconds:
+    Poisson spike counts (W, N) of cells with peak rate ``peak_rate`` Hz, and the positions (W,)."""
+    if cells.dim != 1:
+        raise ValueError("run_session simulates a 1-D track")
+    n_windows = int(n_windows)
+    if not 2 <= n_windows <= 10_000_000 or n_windows * cells.n_cells > 5e8:
+        raise ValueError(f"n_windows x cells = {n_windows} x {cells.n_cells} is out of range (memory)")
+    window, lap_time, peak_rate = (
+        _positive(k, v) for k, v in (("window", window), ("lap time", lap_time), ("peak rate", peak_rate))
+    )
+    speed = 1.0 + 0.1 * rng.standard_normal(n_windows)  # relative speed per window
+    phase = rng.random() * 2 + np.cumsum(speed) * window / lap_time  # laps (2 = out and back)
+    s = np.abs(((phase + 1.0) % 2.0) - 1.0) * cells.size  # (W,) triangle wave in [0, size]
+    rates = cells.rates(s) / cells.gain * peak_rate  # (W, N) Hz
+    return rng.poisson(rates * window).astype(np.float64), s
