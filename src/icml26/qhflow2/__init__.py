@@ -6,6 +6,7 @@ energies and forces computed from a predicted Hamiltonian (generalised eigenprob
 ``energy_tot`` and the nuclear gradient at the predicted orbitals). See README.md.
 """
 
+from icml26.qhflow2.calculator import QHFlow2Calculator, geometry_from_atoms
 from icml26.qhflow2.data import HamiltonianDataset, build_dataset, get_molecule, load_dataset, read_xyz
 from icml26.qhflow2.energy import HamiltonianEvaluator, energy_forces_from_h, solve_generalized
 from icml26.qhflow2.model import MLIP, MLPHamiltonianModel, SO2HamiltonianModel, TPHamiltonianModel
@@ -19,11 +20,13 @@ __all__ = [
     "HamiltonianEvaluator",
     "MLPHamiltonianModel",
     "OrbitalLayout",
+    "QHFlow2Calculator",
     "SO2HamiltonianModel",
     "TPHamiltonianModel",
     "build_dataset",
     "energy_forces_from_h",
     "evaluate_h_model",
+    "geometry_from_atoms",
     "get_molecule",
     "load_dataset",
     "predict_h",
