@@ -258,46 +258,131 @@ class BrainCache:
 # ----------------------------------------------------------------------------------------------------------
 
 
-def extract_features(
-    model: nn.Module, x: torch.Tensor, modules: dict[str, nn.Module] | None = None, *, batch: int = 1024
-) -> dict[str, np.ndarray]:
-    """Run ``model`` on ``x`` (n, ...) and return the output of each hooked module, flattened to (n, d).
+# modules whose outputs are a network's hidden activations when no module is named
+_ACTIVATIONS = (nn.ReLU, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.ELU, nn.Mish, nn.Softplus)
 
-    ``modules`` maps names to sub-modules to hook; by default every ``nn.ReLU`` (hidden activations) and the
-    last ``nn.Linear`` (the logits). Raises ``ValueError`` when the hooks capture nothing or the model cannot
-    read ``x``.
+
+def _is_transformers_model(model) -> bool:
+    """A Hugging Face ``transformers`` model (it takes ``output_hidden_states``)."""
+    return hasattr(model, "config") and hasattr(model.config, "num_hidden_layers") and isinstance(model, nn.Module)
+
+
+def extract_features(
+    model: nn.Module | Callable,
+    x,
+    modules: dict[str, nn.Module] | None = None,
+    *,
+    batch: int = 1024,
+    attention_mask=None,
+    pooling: str = "last",
+) -> dict[str, np.ndarray]:
+    """Run ``model`` on the stimuli ``x`` (n, ...) and return one (n, d) feature matrix per layer, as float64.
+
+    Three kinds of model:
+
+    - a Hugging Face ``transformers`` model (causal or masked LM, any architecture): ``x`` is token ids (n, T)
+      (integers, kept as such), with an optional ``attention_mask`` (n, T) for padded rows; every hidden state
+      (``output_hidden_states``: the embeddings, then each block) is pooled over tokens — ``pooling="last"``
+      takes each row's last real token (what a causal LM has read at the end of the stimulus), ``"mean"``
+      averages its real tokens — and the layers are named ``hidden_0`` … ``hidden_L``;
+    - any other ``nn.Module``: the output of each hooked module, flattened; ``modules`` maps names to
+      sub-modules, by default every activation module (ReLU, GELU, SiLU, tanh, …) and the last ``nn.Linear``;
+      floating stimuli are cast to the model's parameter dtype, integer stimuli (token ids) are kept;
+    - a plain callable ``f(x_batch)`` returning an array (one layer, ``"output"``) or a dict of arrays.
+
+    Raises ``ValueError`` when the model cannot read ``x`` or nothing is captured.
     """
-    x = torch.as_tensor(x, dtype=torch.float32)
+    if pooling not in ("last", "mean"):
+        raise ValueError(f"pooling must be 'last' or 'mean'; got {pooling!r}")
+    x = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x)
+    if x.ndim == 0 or len(x) == 0:
+        raise ValueError("no stimuli: x must have at least one row")
+    if _is_transformers_model(model):
+        return _hidden_states(model, x, attention_mask, batch, pooling)
+    if not isinstance(model, nn.Module):
+        return _callable_features(model, x, batch)
+    params = next(model.parameters(), None)
+    if x.is_floating_point() and params is not None and params.is_floating_point():
+        x = x.to(params.dtype)
     if modules is None:
         named = list(model.named_modules())
-        modules = {n: m for n, m in named if isinstance(m, nn.ReLU)}
+        modules = {n: m for n, m in named if isinstance(m, _ACTIVATIONS)}
         linears = [(n, m) for n, m in named if isinstance(m, nn.Linear)]
         if linears:
             modules[linears[-1][0]] = linears[-1][1]
     store: dict[str, list[torch.Tensor]] = {name: [] for name in modules}
-    handles = [
-        m.register_forward_hook(lambda _m, _i, out, name=name: store[name].append(out.detach().flatten(1)))
-        for name, m in modules.items()
-    ]
+
+    def keep(name):
+        def hook(_m, _i, out):
+            out = out[0] if isinstance(out, tuple) else out
+            store[name].append(out.detach().flatten(1).double())
+
+        return hook
+
+    handles = [m.register_forward_hook(keep(name)) for name, m in modules.items()]
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
             for i in range(0, len(x), batch):
                 model(x[i : i + batch])
-    except RuntimeError as exc:  # shape mismatch between the stimuli and the model's input layer
+    except (RuntimeError, IndexError, TypeError) as exc:  # the stimuli do not fit the model's input layer
         raise ValueError(f"{type(model).__name__} cannot read stimuli of shape {tuple(x.shape)}: {exc}") from None
     finally:
         for h in handles:
             h.remove()
         model.train(was_training)
-    feats = {name: torch.cat(v).double().numpy() for name, v in store.items() if v}
+    feats = {name: torch.cat(v).numpy() for name, v in store.items() if v}
     if not feats:
         raise ValueError(
             f"the hooks on {type(model).__name__} captured nothing (hooked: {sorted(modules) or 'no module'}); "
             "name modules that run in forward()"
         )
     return feats
+
+
+def _hidden_states(model, ids: torch.Tensor, attention_mask, batch: int, pooling: str) -> dict[str, np.ndarray]:
+    """Pooled ``output_hidden_states`` of a transformers model, one (n, d) matrix per layer."""
+    if ids.is_floating_point() or ids.ndim != 2:
+        raise ValueError(f"a language model reads token ids (n, T) as integers; got {ids.dtype} {tuple(ids.shape)}")
+    vocab = getattr(model.config, "vocab_size", None)
+    if vocab is not None and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
+        raise ValueError(f"token ids must lie in [0, {vocab}) for this model; got {int(ids.min())}..{int(ids.max())}")
+    mask = torch.ones_like(ids) if attention_mask is None else torch.as_tensor(np.asarray(attention_mask))
+    if mask.shape != ids.shape or bool((mask.sum(1) == 0).any()):
+        raise ValueError("attention_mask must have the ids' shape and at least one real token per row")
+    mask = mask.long()
+    layers: list[list[torch.Tensor]] = []
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for i in range(0, len(ids), batch):
+                m = mask[i : i + batch]
+                out = model(input_ids=ids[i : i + batch], attention_mask=m, output_hidden_states=True)
+                for li, h in enumerate(out.hidden_states):  # (b, T, d) each
+                    if pooling == "last":  # each row's last real token (right or left padding)
+                        last = (m * torch.arange(m.shape[1])).argmax(1)
+                        pooled = h[torch.arange(len(h)), last]
+                    else:
+                        pooled = (h * m[..., None]).sum(1) / m.sum(1, keepdim=True)
+                    if li == len(layers):
+                        layers.append([])
+                    layers[li].append(pooled.double())
+    finally:
+        model.train(was_training)
+    return {f"hidden_{li}": torch.cat(v).numpy() for li, v in enumerate(layers)}
+
+
+def _callable_features(fn: Callable, x: torch.Tensor, batch: int) -> dict[str, np.ndarray]:
+    """Features of a plain callable: an array (one layer) or a dict of arrays per batch."""
+    parts: dict[str, list[np.ndarray]] = {}
+    for i in range(0, len(x), batch):
+        out = fn(x[i : i + batch])
+        for name, value in (out if isinstance(out, dict) else {"output": out}).items():
+            value = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
+            parts.setdefault(name, []).append(value.reshape(len(value), -1).astype(np.float64))
+    return {name: np.concatenate(v) for name, v in parts.items()}
 
 
 # ----------------------------------------------------------------------------------------------------------
