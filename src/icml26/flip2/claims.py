@@ -366,6 +366,10 @@ def _untrained_spearman(t, sp, seed):
     f"with independent noise by {1.5 * 0.01:g} Spearman: a planted gain of 0.015 on top of the A/A scatter",
     mechanisms=("zero-shot-prior",),
     judge=Interval("zsRidge - ridge Spearman (OOD mean)", above=0.01),
+    by_construction="the PSSM comes from an MSA sampled from the same Potts model that generates the fitness, so "
+    "it correlates 0.82-0.84 with the noise-free fitness (review, issue 51): zsRidge is handed most of the answer. "
+    "Replaced on real scans, with priors from real sources (BLOSUM62 and a training-split PSSM), by "
+    "flip2/real-prior-helps-v1",
 )
 def zero_shot_helps_ood(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = preset(scale)
@@ -615,6 +619,134 @@ def _real_leaderboards(seed):
     return pd.concat(frames, ignore_index=True), measured
 
 
+# ------------------------------------------------------------------------------------- real scans, real priors
+
+#: The real deep mutational scans of ``real-prior-helps`` (mavenn's wheel) and the variants each keeps per scale.
+REAL_SETS = ("abeta42", "tdp43")
+REAL_MAX_VARIANTS = {"smoke": 3000, "small": 10_000, "paper": None}
+#: Training size of the low-N random split on the real scans (fixed before any judged run).
+REAL_LOW_N = 100
+
+
+def _real_tables(scale: Scale, seed: int):
+    """The real scans, subsampled with the seed (None when the mavenn data files are not installed)."""
+    from icml26.flip2.data import load_mavenn, mavenn_available
+
+    if not mavenn_available():
+        return None
+    n = REAL_MAX_VARIANTS[str(getattr(scale, "value", scale))]
+    return [load_mavenn(name, max_variants=n, seed=seed) for name in REAL_SETS]
+
+
+def _real_splits(t, seed):
+    """by_position and a low-N random split (REAL_LOW_N training variants, 50 validation) of one scan."""
+    low = random_split(t, 0.3, seed=seed)
+    rng = np.random.default_rng([seed, 41])
+    low = type(low)("low_n", np.sort(rng.choice(low.train, size=REAL_LOW_N, replace=False)), low.val[:50], low.test)
+    return {"by_position": by_position(t, seed=seed), "low_n": low}
+
+
+def _real_priors():
+    from icml26.flip2.models import ZeroShot
+
+    return [ZeroShot("blosum62"), ZeroShot("pssm-train")]
+
+
+@mechanism(
+    "real-prior",
+    component="the real-source priors zsRidge adds on the real scans: BLOSUM62 and the PSSM of the training side "
+    "(selected vs assayed letters)",
+    measures="Spearman of each prior alone with measured fitness on the by_position test variants, averaged over "
+    "the priors and the scans, minus the same for an A/A null prior of the same structure (BLOSUM62 with its "
+    "amino-acid labels permuted; the PSSM fitted on permuted training targets; own random stream)",
+    above=0.1,
+)
+def real_prior(scale: Scale, seed: int) -> dict[str, float]:
+    from icml26.flip2.models import AMINO_ACIDS, ZeroShot
+
+    tables = _real_tables(scale, seed)
+    if tables is None:
+        return {"real-prior": float("nan")}
+    rng = np.random.default_rng([seed, 43])
+    out, live, null = {}, [], []
+    for t in tables:
+        sp = by_position(t, seed=seed)
+        y = t.targets[sp.test]
+        for prior in _real_priors():
+            rho = spearman(y, prior.fit(t, sp.train).score(t, sp.test))
+            if prior.kind == "blosum62":  # null: the same table with its letters relabelled at random
+                perm = rng.permutation(len(AMINO_ACIDS))
+                table = str.maketrans(AMINO_ACIDS, "".join(AMINO_ACIDS[k] for k in perm))
+                shuffled = type(t)(
+                    t.name,
+                    np.char.translate(t.sequences, table),
+                    t.targets,
+                    {w: s.translate(table) for w, s in t.wild_types.items()},
+                    t.wt_of,
+                )
+                rho0 = spearman(y, prior.score(shuffled, sp.test))
+            else:  # null: the PSSM fitted on training targets permuted (selection at random)
+                permuted = type(t)(t.name, t.sequences, rng.permutation(t.targets), t.wild_types, t.wt_of)
+                rho0 = spearman(y, ZeroShot("pssm-train").fit(permuted, sp.train).score(t, sp.test))
+            out[f"{t.name} {prior.name} Spearman alone"] = rho
+            out[f"{t.name} {prior.name} null-prior Spearman"] = rho0
+            live.append(rho)
+            null.append(rho0)
+    return {"real-prior": float(np.mean(live) - np.mean(null)), **out}
+
+
+@claim(
+    "flip2/real-prior-helps-v1",
+    statement="on real deep mutational scans (mavenn's Abeta42 nucleation and TDP-43 toxicity sets), adding a "
+    "zero-shot prior from a real source -- the BLOSUM62 substitution score, no family MSA and no sample of a "
+    "generating model -- to one-hot ridge (zsRidge) raises test Spearman on the by_position split and on a low-N "
+    f"random split ({REAL_LOW_N} training variants): mean gain > 0.01 (95 % interval over seeds; each seed its own "
+    "subsample and splits, drawn from seed + 1000). The training-split PSSM is reported beside it, not judged",
+    paper="abstract and Sec. models: zsRidge among the simple models matching fine-tuned pLMs",
+    control="A/A: the prior removed, zsRidge's slot holds ridge refitted with its training side re-partitioned "
+    "into train and validation at random (own random stream, same sizes): ridge against ridge (a noise prior "
+    "instead is not a null: a penalty-exempt feature of noise costs ridge 0.00-0.04 Spearman at smoke)",
+    positive=f"A/A plus the claimed gain at 1.5 x the bar: that refitted ridge in zsRidge's slot against ridge "
+    f"handicapped with independent noise by {1.5 * 0.01:g} Spearman",
+    mechanisms=("real-prior",),
+    judge=Interval("zsRidge(BLOSUM62) - ridge Spearman (mean)", above=0.01),
+)
+def real_prior_helps(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    from icml26.flip2.models import ZeroShot, ZSRidge
+
+    seed = seed + FRESH  # the subsamples and splits of seed 0 were seen in the README's leaderboard first
+    tables = _real_tables(scale, seed)
+    if tables is None:
+        return ClaimResult(
+            "not-measured", reason="the mavenn data files are not installed (pip install --no-deps mavenn==1.1.4)"
+        )
+    aa_rng, plant_rng = np.random.default_rng([seed, 44]), np.random.default_rng([seed, 45])
+    measured, gains = {}, []
+    for t in tables:
+        for name, sp in _real_splits(t, seed).items():
+            y = t.targets[sp.test]
+            p_ridge = _predict(t, sp, OneHotRidge())
+            if arm is Arm.CLAIM:
+                p_zs = _predict(t, sp, ZSRidge([ZeroShot("blosum62")]))
+                if scale is not Scale.SMOKE:  # reported, not judged: the training-split PSSM beside BLOSUM62
+                    p_real = _predict(t, sp, ZSRidge(_real_priors()))
+                    measured[f"{t.name} zsridge-real {name} (reported)"] = spearman(y, p_real)
+            else:  # A/A: ridge refitted on its own train/validation partition in zsRidge's slot
+                p_zs = _predict(t, _resplit(sp, aa_rng), OneHotRidge())
+            if arm is Arm.POSITIVE:  # planted: the ridge baseline handicapped by 1.5 x the bar
+                p_ridge = handicap(y, p_ridge, ZS_PLANTED_GAIN, plant_rng)
+            r, z = spearman(y, p_ridge), spearman(y, p_zs)
+            measured[f"{t.name} ridge {name}"], measured[f"{t.name} zsridge-blosum62 {name}"] = r, z
+            gains.append(z - r)
+    g = float(np.mean(gains))
+    measured["zsRidge(BLOSUM62) - ridge Spearman (mean)"] = g
+    return ClaimResult(
+        "holds" if g > 0.01 else "fails",
+        measured=measured,
+        reason="a zero-shot prior from a real source only: no natural MSA or pretrained pLM is available offline",
+    )
+
+
 # ------------------------------------------------------------------------------------------------ measures
 
 
@@ -658,5 +790,5 @@ MEASURES = [
     MeasureCheck("test Spearman", _spearman_check, null_band=(-0.15, 0.15)),
     MeasureCheck("Spearman gain over ridge (paired)", _gain_check, null_band=(-0.05, 0.05)),
 ]
-MECHANISMS = [zero_shot_prior, mlm_pretraining, fitness_shift]
-CLAIMS = [reproduces_flip_gb1, simple_models_competitive, zero_shot_helps_ood, low_to_high_hardest]
+MECHANISMS = [zero_shot_prior, mlm_pretraining, fitness_shift, real_prior]
+CLAIMS = [reproduces_flip_gb1, simple_models_competitive, zero_shot_helps_ood, low_to_high_hardest, real_prior_helps]

@@ -63,6 +63,14 @@ class ModelFactory:
             return M.ZeroShot("levenshtein")
         if name == "blosum62":
             return M.ZeroShot("blosum62")
+        if name == "pssm-train":
+            return M.ZeroShot("pssm-train")
+        if name == "zsridge-blosum62":  # zsRidge with a real-source prior only: no family MSA, no model sample
+            return M.ZSRidge([M.ZeroShot("blosum62")])
+        if name == "zsridge-pssm-train":
+            return M.ZSRidge([M.ZeroShot("pssm-train")])
+        if name == "zsridge-real":  # both real-source priors: BLOSUM62 and the training-split PSSM
+            return M.ZSRidge([M.ZeroShot("blosum62"), M.ZeroShot("pssm-train")])
         if name == "cnn":
             return M.CNN(
                 channels=self.channels,

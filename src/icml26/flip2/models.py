@@ -3,7 +3,8 @@
 - :class:`OneHotRidge` -- ridge regression on a sparse one-hot encoding of the columns that vary;
 - :class:`ZSRidge` -- "zsRidge": the same one-hot plus zero-shot score features (paper's simple winner);
 - :class:`ZeroShot` -- an unsupervised score alone: a PSSM from a family MSA, BLOSUM62 substitution score,
-  or minus the Levenshtein distance to the wild type (FLIP v1 baselines);
+  or minus the Levenshtein distance to the wild type (FLIP v1 baselines); or a PSSM from the split's
+  training side (``"pssm-train"``: selected vs assayed letters), the prior real scans without an MSA allow;
 - :class:`CNN` -- FLIP's CNN (one-hot -> Conv1d kernel 5 -> ReLU -> max-pool -> dense), fewer channels;
 - :class:`TinyTransformer` -- a small masked-LM transformer, pretrained locally on a family MSA or random
   ("naive"), fine-tuned end to end with MSE on the scaled target (the paper's fine-tuned pLM, miniature);
@@ -98,25 +99,45 @@ class OneHotRidge(_Scaled):
 
 
 class ZeroShot:
-    """An unsupervised fitness score; ``kind`` is ``"pssm"`` (needs ``msa``), ``"blosum62"`` or ``"levenshtein"``.
+    """An unsupervised fitness score; ``kind`` is ``"pssm"`` (needs ``msa``), ``"pssm-train"``, ``"blosum62"`` or
+    ``"levenshtein"``.
 
     PSSM: score(x) = sum_i log p_i(x_i) - log p_i(wt_i) with site frequencies of the MSA (pseudocount 1).
+    PSSM-train: the same sum with log-odds from the split's **training side only** (no family MSA, no model):
+    log p_i(a) = log f_i^sel(a) - log f_i^lib(a), where f^lib counts the letters of every training variant (the
+    library as assayed) and f^sel those of the training variants at or above the training median target (the
+    ones that passed selection), pseudocount 1 each. It uses training labels to pick the selected sequences,
+    so it is a prior built from the data at hand, not a zero-shot score in the strict sense.
     BLOSUM62: sum over substitutions of B62(wt_i, x_i). Levenshtein: minus the edit distance to the wild type.
     """
 
+    KINDS = ("pssm", "pssm-train", "blosum62", "levenshtein")
+
     def __init__(self, kind: str = "pssm", msa=None, pseudocount: float = 1.0):
-        if kind not in ("pssm", "blosum62", "levenshtein"):
-            raise ValueError(f"unknown zero-shot kind {kind!r}")
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown zero-shot kind {kind!r}; known: {', '.join(self.KINDS)}")
         if kind == "pssm" and msa is None:
             raise ValueError("a PSSM zero-shot score needs an MSA")
         self.kind, self.msa, self.pseudocount = kind, msa, pseudocount
-        self.name = {"pssm": "zero-shot", "blosum62": "blosum62", "levenshtein": "levenshtein"}[kind]
+        self.name = {"pssm": "zero-shot", "pssm-train": "pssm-train", "blosum62": "blosum62"}.get(kind, kind)
+
+    def _site_counts(self, X: np.ndarray) -> np.ndarray:
+        """(M, L) integer codes -> (L, 20) letter counts plus the pseudocount."""
+        return np.stack([np.bincount(c, minlength=21)[:20] for c in X.T]) + self.pseudocount
 
     def fit(self, t=None, train=(), val=()):
         if self.kind == "pssm":
-            M = encode(np.asarray(self.msa))  # (M, L)
-            counts = np.stack([np.bincount(c, minlength=21)[:20] for c in M.T]) + self.pseudocount  # (L, 20)
+            counts = self._site_counts(encode(np.asarray(self.msa)))  # (L, 20)
             self.logp_ = np.log(counts / counts.sum(axis=1, keepdims=True))
+        elif self.kind == "pssm-train":
+            train = np.asarray(train)
+            if t is None or len(train) < 2:
+                raise ValueError("a training-split PSSM needs the table and at least 2 training variants")
+            X = encode(t.sequences[train])  # (n_train, L): the library as assayed
+            y = t.targets[train]
+            sel = self._site_counts(X[y >= np.median(y)])  # (L, 20): the variants that passed selection
+            lib = self._site_counts(X)
+            self.logp_ = np.log(sel / sel.sum(axis=1, keepdims=True)) - np.log(lib / lib.sum(axis=1, keepdims=True))
         return self
 
     def score(self, t: VariantTable, idx) -> np.ndarray:
@@ -137,10 +158,13 @@ class ZeroShot:
             B = blosum62()
             diff = X != W
             return np.where(diff, B[np.minimum(W, 19), np.minimum(X, 19)], 0).sum(axis=1).astype(float)
+        if not hasattr(self, "logp_"):
+            raise ValueError(f"the {self.kind} score must be fitted before scoring")
         if X.shape[1] != self.logp_.shape[0]:
             raise ValueError(f"MSA length {self.logp_.shape[0]} differs from the sequences' {X.shape[1]}")
         pos = np.arange(X.shape[1])
-        return (self.logp_[pos, X] - self.logp_[pos, W]).sum(axis=1)
+        lp = np.vstack([self.logp_.T, np.zeros((1, X.shape[1]))]).T  # (L, 21): the chain separator scores 0
+        return (lp[pos, X] - lp[pos, W]).sum(axis=1)
 
     predict = score
 
@@ -185,26 +209,55 @@ V 0 -3 -3 -3 -1 -2 -2 -3 -3 3 1 -2 1 -1 -2 -2 0 -3 -1 4"""
 
 class ZSRidge(OneHotRidge):
     """zsRidge: one-hot ridge plus zero-shot score feature(s), each standardised and up-weighted by
-    ``zs_weight`` so the ridge penalty barely shrinks it (the feature carries prior, not noise)."""
+    ``zs_weight`` so the ridge penalty barely shrinks it (the feature carries prior, not noise).
+
+    A scorer that learns from training labels (``"pssm-train"``) would score its own training variants
+    in-sample, and ridge would over-trust it; its training-side feature is therefore **cross-fitted**:
+    ``n_folds`` folds of the training side, each scored by the scorer fitted on the other folds. Validation and
+    test variants get the scorer fitted on the whole training side.
+    """
 
     name = "zsridge"
 
-    def __init__(self, scorers, alphas=ALPHAS, zs_weight: float = 10.0):
+    def __init__(self, scorers, alphas=ALPHAS, zs_weight: float = 10.0, n_folds: int = 5):
         super().__init__(alphas)
         self.scorers = list(scorers)
         self.zs_weight = zs_weight
+        self.n_folds = n_folds
+
+    def _scores(self, t, idx) -> np.ndarray:
+        if idx is getattr(self, "_train_", None):  # the training side: cross-fitted scores (see the class doc)
+            return self._train_scores_
+        return np.column_stack([s.score(t, idx) for s in self.scorers])  # (n, S)
 
     def _features(self, t, idx):
-        Z = np.column_stack([s.score(t, idx) for s in self.scorers])  # (n, S)
-        Z = (Z - self.zmu_) / self.zsd_ * self.zs_weight
+        Z = (self._scores(t, idx) - self.zmu_) / self.zsd_ * self.zs_weight
         return sparse.hstack([super()._features(t, idx), sparse.csr_matrix(Z)]).tocsr()
 
+    def _cross_fit(self, t, train) -> np.ndarray:
+        """(n_train, S) training-side scores; label-using scorers out of fold."""
+        Z = np.empty((len(train), len(self.scorers)))
+        folds = np.array_split(np.random.default_rng(0).permutation(len(train)), min(self.n_folds, len(train)))
+        for j, s in enumerate(self.scorers):
+            if getattr(s, "kind", "") != "pssm-train":
+                Z[:, j] = s.score(t, train)
+                continue
+            for fold in folds:
+                rest = np.setdiff1d(np.arange(len(train)), fold)
+                Z[fold, j] = copy.deepcopy(s).fit(t, train[rest]).score(t, train[fold])
+        return Z
+
     def fit(self, t, train, val=()):
+        train = np.asarray(train)
         for s in self.scorers:
             s.fit(t, train, val)
-        Z = np.column_stack([s.score(t, train) for s in self.scorers])
+        self._train_, self._train_scores_ = train, self._cross_fit(t, train)
+        Z = self._train_scores_
         self.zmu_, self.zsd_ = Z.mean(axis=0), Z.std(axis=0) + 1e-12
-        return super().fit(t, train, val)
+        try:
+            return super().fit(t, train, val)
+        finally:
+            del self._train_, self._train_scores_
 
 
 # ------------------------------------------------------------------------------------------------- torch
@@ -493,5 +546,9 @@ MODEL_NAMES = (
     "transformer-naive",
     "levenshtein",
     "blosum62",
+    "pssm-train",
+    "zsridge-blosum62",
+    "zsridge-pssm-train",
+    "zsridge-real",
 )
 assert set(AMINO_ACIDS) == set(AA_INDEX)
