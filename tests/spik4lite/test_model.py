@@ -138,6 +138,7 @@ def test_refactor_refuses_to_empty_a_layer_and_wrong_masks():
 def test_gate_keeps_by_default_and_is_straight_through():
     torch.manual_seed(0)
     g = ChannelGate(6, channel_dim=2)
+    g.compensate = False  # the plain gate: dropped channels zeroed (compensation: the next test)
     x = (torch.rand(4, 3, 6, 5) < 0.3).float().requires_grad_(True)  # (T, B, C, N)
     g.eval()
     assert torch.equal(g(x), x)  # bias (drop 0.5, keep 2.0): argmax keeps every channel
@@ -190,3 +191,60 @@ def test_keep_from_gates_threshold_fraction_and_cap():
         keep_from_gates(net, threshold=1.0)
     with pytest.raises(ValueError, match="every channel"):
         keep_from_gates(net, fraction=1.0)
+
+
+def test_compensation_holds_dropped_channels_at_their_rate_and_refactor_folds_it_exactly():
+    """Eq. C1: a gated-off channel reads its running rate; Eq. C2: refactoring folds that constant into the
+    follower, so the compact network computes what the gated one did -- exactly for linear followers (the
+    Spikingformer MLP, the CNN's head), and in the interior of the map for a padded conv."""
+    torch.manual_seed(0)
+    net = add_gates(SpikingformerMini(1, 10, T=2, dim=16, heads=2), (1, 8, 8))
+    net = _scrambled(net.double())
+    x = torch.rand(6, 1, 8, 8, dtype=torch.float64) * 3
+    net.train()
+    with torch.no_grad():
+        net(x)  # one training forward: the running rates
+    g = net.gates["mlp0"]
+    assert g.compensate and g.rate_updates.item() == 1 and g.rate_ema.sum() > 0
+    drop = torch.zeros(g.channels, dtype=torch.bool)
+    drop[::3] = True
+    with torch.no_grad():  # close every third channel: the drop logit wins
+        g.gate.weight.zero_()
+        g.gate.bias.view(-1, 2)[drop] = torch.tensor([5.0, -5.0], dtype=torch.float64)
+    for other in ("stem",):  # the other gate stays open
+        with torch.no_grad():
+            net.gates[other].gate.weight.zero_()
+    net.eval()
+    spikes = (torch.rand(2, 3, 4, g.channels) < 0.4).double()
+    out = g(spikes)
+    torch.testing.assert_close(out[..., drop], g.rate_ema[drop].expand(2, 3, 4, -1))  # held at the rate
+    torch.testing.assert_close(out[..., ~drop], spikes[..., ~drop])
+    with torch.no_grad():
+        y_gated = net(x)
+    rates = {"mlp0": g.rate_ema.clone()}
+    compact = refactor(copy.deepcopy(net), {"mlp0": ~drop}, rates=rates)
+    uncompensated = refactor(copy.deepcopy(net), {"mlp0": ~drop})
+    with torch.no_grad():
+        y_c, y_u = compact(x), uncompensated(x)
+    assert compact.widths()["mlp0"] == int((~drop).sum())
+    torch.testing.assert_close(y_c, y_gated, rtol=0, atol=1e-10)
+    assert float((y_u - y_gated).abs().max()) > 1e-3  # without the fold the compact network differs
+
+
+def test_compensation_fold_on_the_cnn_head_is_exact():
+    torch.manual_seed(1)
+    net = _scrambled(SpikingCNN(1, 10, T=2, widths=(4, 6, 5)).double())
+    rate = torch.rand(5, dtype=torch.float64)
+    keep = torch.tensor([1, 0, 1, 0, 1], dtype=torch.bool)
+    x = torch.rand(3, 1, 8, 8, dtype=torch.float64) * 3
+
+    class Hold(torch.nn.Module):  # the gate's inference output: dropped channels held at their rate
+        def forward(self, s):  # (T, B, C, H, W)
+            k = keep.view(1, 1, -1, 1, 1).to(s.dtype)
+            return s * k + (1 - k) * rate.view(1, 1, -1, 1, 1)
+
+    held = copy.deepcopy(net)
+    held.gates["conv2"] = Hold()
+    compact = refactor(copy.deepcopy(net), {"conv2": keep}, rates={"conv2": rate})
+    with torch.no_grad():
+        torch.testing.assert_close(compact.eval()(x), held.eval()(x), rtol=0, atol=1e-12)

@@ -1,20 +1,21 @@
 """The paper's headline claims at laptop scale (see README "Claims").
 
-- ``zeroing-saves-nothing-v1``: masking channels leaves CPU latency ~unchanged; removing the same channels
-  physically cuts it (an untrained network: latency does not depend on the weights).
+- ``zeroing-saves-nothing-v1`` (a *premise check*, labelled so): masking channels leaves CPU latency ~unchanged;
+  removing the same channels physically cuts it. This is how dense torch kernels work -- the paper's premise,
+  not a finding -- and stays as a guard of the measurement.
 - ``refactor-is-exact-v1``: the compact network reproduces the masked network's outputs (float64).
-- ``accuracy-kept-v3``: at 40 % channel removal Spik4lite stays within ~1 point of the dense model and above
-  random / L1 / firing-rate pruning at the same widths and the same training budget (v2: the energy loss's
-  lambda scaled to our short gated phase, so that the gates act; see README). v3: v2's lambda = 2 was chosen
-  after seeing v2's seeds, so v3 keeps it and is judged on fresh seeds (seed + :data:`FRESH_SEEDS`); its
-  positive control plants the claimed effect at the bar on the A/A arm (v2's removed nothing).
-- ``energy-and-latency-v2``: CPU latency of the refactored network vs the dense one (judged); SOPs and the energy
-  proxy reported (v1 also judged the energy proxy, which falls by construction: see README).
+- ``accuracy-kept-v4``: on real images (the shipped Fashion-MNIST subset), with 40 % of every pair's channels
+  removed by the gates, Spik4lite (energy loss + proactive compensation) stays within 1 point of a converged dense
+  model and above random / L1 / firing-rate pruning at the same widths and budget, paired over fresh seeds
+  (seed + :data:`FRESH_SEEDS`). v3 (digits, no compensation, constant-lr dense) read no-power.
+- ``energy-and-latency-v3``: CPU latency of a Spikingformer-mini trained on Fashion-MNIST and refactored by
+  Spik4lite vs the dense one (judged at batch 32, one thread); batch 1, SOPs and the energy proxy reported.
 
 Contract v3: every claim runs three arms (``Arm.CLAIM``, the A/A negative control, the positive control with
 the claimed effect planted at the claimed size); ``MECHANISMS`` probes the gates (the fraction of channels
-they close by themselves) and physical removal (the latency it saves over masking); ``MEASURES`` validates
-test accuracy, the paired latency ratio and the exactness measure on ground truth and on a null input.
+they close by themselves against the energy loss ablated, and the damage of removing them against removing
+random channels) and physical removal (the latency it saves over masking); ``MEASURES`` validates test
+accuracy, the paired latency ratio and the exactness measure on ground truth and on a null input.
 """
 
 from __future__ import annotations
@@ -80,9 +81,10 @@ def _sliced(net: nn.Module, fraction: float, batch: int) -> _BatchSlice:
     return _BatchSlice(net, max(1, round(fraction * batch)))
 
 
-#: accuracy-kept-v3 runs on seed + FRESH_SEEDS: its lambda = 2 was fixed after seeing v2's seeds 0-4
-FRESH_SEEDS = 1000
-#: accuracy-kept-v3's positive control: the planted network sits this far below dense (the 1-point tolerance
+#: accuracy-kept-v4 runs on seed + FRESH_SEEDS (v3 used 1000-1004 on digits; v4's lambda was fixed on a validation
+#: split of seed 0's training images, and the judged seeds are new)
+FRESH_SEEDS = 2000
+#: accuracy-kept-v4's positive control: the planted network sits this far below dense (the 1-point tolerance
 #: with a 1.5x margin) -- and so above the pruning baselines by whatever they lose beyond it
 PLANTED_LOSS_PT = 1.0 / 1.5
 
@@ -104,6 +106,8 @@ PROTOTYPE_REMOVED_RATIO = 186.2 / 321.5
     "(costs exactly dense), the 'removed' one is the dense network on 0.58 of the batch (the paper's "
     "microbenchmark ratio 186.2 / 321.5); the same interleaved timer must see both",
     judge=[Interval("latency masked / dense", above=0.85), Interval("latency removed / dense", below=0.8)],
+    by_construction="premise check, not a finding (issue 41): dense torch kernels multiply zeros like any other "
+    "value, so masking cannot save time and smaller shapes must; it guards the timer and the refactoring",
 )
 def zeroing_saves_nothing(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
@@ -282,49 +286,73 @@ def _spik4lite_run(scale_value: str, seed: int, select: str) -> tuple[nn.Module,
     return s4l, torch.cat([p[~hist[0][k]] for k, p in probs[0].items()])
 
 
+def _gated_round(scale_value: str, seed: int, lam: float, select: str = "gates", compensate: bool = True):
+    """The demo's rule on the accuracy claim's dense network: one gated round (the claim's steps), then the channels
+    whose mean keep-probability fell below 0.5 removed (at most half a layer), no fine-tuning. Returns the mean
+    keep-probabilities of every channel, the fraction removed and the test accuracy of the compact network."""
+    cfg = PRESETS[scale_value]
+    split, dense = _dense(scale_value, seed)
+    probs: list = []
+    rc = RefactorConfig(mode="energy", lam=lam, threshold=0.5, rounds=1, steps_per_round=cfg.acc_round_steps,
+                        finetune_steps=0, compensate=compensate)  # fmt: skip
+    compact, hist = spik4lite(
+        copy.deepcopy(dense), split, rc, seed, batch=cfg.acc_batch, finetune=False, select=select, keep_probs=probs
+    )
+    p = torch.cat(list(probs[0].values()))
+    removed = sum(int((~k).sum()) for k in hist[0].values()) / sum(len(k) for k in hist[0].values())
+    return p, removed, evaluate(compact, split.x_test, split.y_test)
+
+
 @mechanism(
     "gates",
-    component="Spik4lite's firing-rate-driven Gumbel channel gates trained with the SOP energy loss",
-    measures="fraction of the prunable channels whose mean keep-probability after the gated round is below the "
-    "paper's removal threshold 0.5 (the accuracy claim's network, lambda and steps)",
+    component="Spik4lite's firing-rate-driven Gumbel channel gates trained with the SOP energy loss (with the "
+    "proactive compensation of the dropped spikes)",
+    measures="fraction of the prunable channels whose mean keep-probability after the accuracy claim's gated round "
+    "is below the removal threshold 0.5, minus the same fraction with the energy loss ablated (lambda = 0, the "
+    "same round and seed stream: what the task gradient alone closes); reported beside it: the channels the "
+    "threshold rule removes, the accuracy drop when they are removed (before fine-tuning) against removing as many "
+    "random channels, and with the compensation switched off",
     above=0.1,
 )
 def gates_probe(scale: Scale, seed: int) -> dict[str, float]:
     cfg = PRESETS[scale.value]
-    seed += FRESH_SEEDS  # accuracy-kept-v3's networks
+    seed += FRESH_SEEDS  # accuracy-kept-v4's networks
     split, dense = _dense(scale.value, seed)
-    probs: list = []
-    rc = RefactorConfig(
-        mode="energy", lam=cfg.acc_lam, threshold=0.5, rounds=1, steps_per_round=cfg.acc_round_steps, finetune_steps=0
-    )
-    # the demo's rule: remove what the gates closed (at most half a layer per round), then measure the damage
-    compact, hist = spik4lite(copy.deepcopy(dense), split, rc, seed, batch=cfg.acc_batch, keep_probs=probs)
-    p = torch.cat(list(probs[0].values()))
-    removed = sum(int((~k).sum()) for k in hist[0].values()) / sum(len(k) for k in hist[0].values())
+    acc_dense = evaluate(dense, split.x_test, split.y_test)
+    p, removed, acc = _gated_round(scale.value, seed, cfg.acc_lam)
+    p0, _, _ = _gated_round(scale.value, seed, 0.0)
+    _, _, acc_rnd = _gated_round(scale.value, seed, cfg.acc_lam, select="random")
+    p_nc, removed_nc, acc_nc = _gated_round(scale.value, seed, cfg.acc_lam, compensate=False)
+    closed, closed0 = float((p < 0.5).float().mean()), float((p0 < 0.5).float().mean())
     return {
-        "gates": float((p < 0.5).float().mean()),
+        "gates": closed - closed0,
+        "channels closed by the gates (keep-prob < 0.5) [%]": 100 * closed,
+        "channels closed with lambda = 0 [%]": 100 * closed0,
         "channels removed by the threshold rule [%]": 100 * removed,
         "min keep-prob": float(p.min()),
-        "acc drop when removed, before fine-tuning [pt]": evaluate(dense, split.x_test, split.y_test)
-        - evaluate(compact, split.x_test, split.y_test),
+        "acc drop when removed, before fine-tuning [pt]": acc_dense - acc,
+        "acc drop, the same counts removed at random [pt]": acc_dense - acc_rnd,
+        "channels closed without compensation [%]": 100 * float((p_nc < 0.5).float().mean()),
+        "acc drop without compensation [pt]": acc_dense - acc_nc,
+        "channels removed without compensation [%]": 100 * removed_nc,
     }
 
 
 @claim(
-    "spik4lite/accuracy-kept-v3",
-    statement="With 40 % of the channels of every prunable pair removed, Spik4lite (gates + energy loss "
-    "lambda = 2, one refactoring round, gate removal, fine-tuning) keeps test accuracy within 1 point of the "
-    "dense network and above the best of random, L1-magnitude and lowest-firing-rate pruning at the same "
-    "widths and the same training budget (paired over seeds). lambda = 2 was fixed from v2's seeds; v3 is judged "
-    "on fresh seeds (seed + 1000)",
-    paper="Spik4lite guarantees model accuracy while saving computation (abstract)",
+    "spik4lite/accuracy-kept-v4",
+    statement="On real images (Fashion-MNIST, 14 x 14), with 40 % of the channels of every prunable pair of a "
+    "spiking CNN removed, Spik4lite (gates + energy loss lambda = 1.5 + proactive compensation, one refactoring "
+    "round, the gates choosing the channels, gate removal, fine-tuning) keeps test accuracy within 1 point of the "
+    "converged dense network and above the best of random, L1-magnitude and lowest-firing-rate pruning at the same "
+    "widths and the same training budget (paired over seeds; fresh seeds, seed + 2000)",
+    paper="Spik4lite guarantees model accuracy while saving computation (abstract); channels zeroed while "
+    "proactively compensating for the eliminated spikes (abstract)",
     control="Spik4lite's learned channel choice replaced by a random choice of the same number of channels from "
-    "its own seed stream (same gated training, same fine-tuning, same budget): an A/A run against the random "
-    "baseline, so the gain over the baselines must vanish and the claim must fail",
-    positive="the claimed effect planted at the bar on the A/A arm: the negative control's network (random "
-    "choice of the same number of channels, its own seed stream; in distribution a random-pruning run) with its "
-    "accuracy raised by this seed's gap between dense and random pruning less 0.67 points (a network that, "
-    "paired with its random-pruning twin, loses 0.67 points to dense: the 1-point tolerance with a 1.5x margin), "
+    "its own seed stream (same gated training, compensation, fine-tuning and budget): an A/A run against the "
+    "random baseline, so the gain over the baselines must vanish and the claim must fail",
+    positive="the claimed effect planted at the bar on the A/A arm: the negative control's network with its "
+    "accuracy raised by this seed's gap between dense and random pruning less 0.67 points (a network that, paired "
+    "with its random-pruning twin, loses 0.67 points to dense: the 1-point tolerance with a 1.5x margin), "
     "measured against the same dense network and baselines",
     mechanisms=("gates",),
     judge=[
@@ -334,7 +362,7 @@ def gates_probe(scale: Scale, seed: int) -> dict[str, float]:
 )
 def accuracy_kept(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = PRESETS[scale.value]
-    seed += FRESH_SEEDS  # v3: judged on fresh seeds
+    seed += FRESH_SEEDS  # v4: judged on fresh seeds
     split, dense, (acc_dense, e_dense), counts, base = _dense_and_baselines(scale.value, seed)
     select = "gates" if arm is Arm.CLAIM else "random"  # both controls: the A/A arm (random choice, own stream)
     s4l, removed_p = _spik4lite_run(scale.value, seed, select)
@@ -404,27 +432,33 @@ def physical_removal_probe(scale: Scale, seed: int) -> dict[str, float]:
     return {"physical-removal": 1 - ratio, "latency refactored / masked": ratio}
 
 
+#: energy-and-latency-v3's positive control: the planted workload, 1.5x the claim's 10 % margin below dense
+PLANTED_WORKLOAD = 0.85
+
+
 @functools.lru_cache(maxsize=8)  # the runner does every seed, then every control seed
 def _dense_for_profile(scale_value: str, seed: int):
     """The trained dense network of one seed (shared by the three arms; they only read it)."""
     cfg = PRESETS[scale_value]
-    split = load_data("digits", n_test=cfg.prof_batch, seed=seed)
+    split = load_data(cfg.prof_data, n_train=cfg.prof_train, n_test=cfg.prof_batch, seed=seed, pool=cfg.prof_pool)
     tc = TrainConfig(steps=cfg.prof_steps, batch=32)
     return split, train_dense(cfg.prof_arch, split, tc, seed, **cfg.prof_model_kw)
 
 
 @claim(
-    "spik4lite/energy-and-latency-v2",
-    statement="A trained Spikingformer-mini refactored by Spik4lite (50 % of the channels of every prunable pair "
-    "removed) runs faster than the dense network on one CPU thread at batch 32 (median paired latency ratio "
-    "< 0.9); the SOP energy proxy, batch 1 and 2 threads are reported, not judged",
+    "spik4lite/energy-and-latency-v3",
+    statement="A Spikingformer-mini trained on real images (Fashion-MNIST, 14 x 14) and refactored by Spik4lite "
+    "(50 % of the channels of every prunable pair removed, the gates choosing them) runs faster than the dense "
+    "network on one CPU thread at batch 32 (median paired latency ratio < 0.9); batch 1, 2 threads, SOPs and the "
+    "SOP energy proxy are reported, not judged",
     paper="saves computational and energy costs on real edge devices (abstract); the Jetson energy numbers "
     "come from the authors' demo power logs (elsewhere=), the paper's text is not public",
     control="refactoring switched off: the channels a Spik4lite round would remove are only masked (zeroed in "
     "place; a separate network timed against the dense one), so the energy proxy still drops (zero spikes cost "
     "no SOPs) but latency does not, and the claim must fail",
-    positive="a known-faster arm: the dense network itself on 0.67 of every batch (the FLOPs fraction the "
-    "refactored Spikingformer-mini keeps), timed by the same paired timer against the dense one",
+    positive="a known-faster arm at 1.5x the claimed margin: the dense network itself on 0.85 of every batch "
+    "(27 of 32 images: a 15 % smaller workload against the claimed 10 %), timed by the same paired timer against "
+    "the dense one",
     mechanisms=("physical-removal",),
     judge=Interval("latency refactored / dense, batch 32, 1 thread", below=0.9),
 )
@@ -436,8 +470,8 @@ def energy_and_latency(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRe
         probe = copy.deepcopy(dense)
         _, hist = spik4lite(probe, split, rc, seed, batch=32, finetune=False)
         compact = mask_model(copy.deepcopy(dense), hist[0])
-    elif arm is Arm.POSITIVE:  # a planted workload of 0.67 of dense's
-        compact = _sliced(copy.deepcopy(dense), 0.67, cfg.prof_batch)
+    elif arm is Arm.POSITIVE:  # a planted workload of 0.85 of dense's (1.5x the claimed 10 %)
+        compact = _sliced(copy.deepcopy(dense), PLANTED_WORKLOAD, cfg.prof_batch)
     else:
         compact, _ = spik4lite(copy.deepcopy(dense), split, rc, seed, batch=32, finetune=False)
     x32 = torch.from_numpy(split.x_test[: cfg.prof_batch])

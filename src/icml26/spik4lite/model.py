@@ -133,6 +133,13 @@ class ChannelGate(nn.Module):
     (drop, keep) pairs; training: hard Gumbel-softmax with temperature ``tau`` (straight-through);
     inference: argmax. Records ``keep_prob_sum / keep_count`` (the refactoring criterion) and ``rate_ema``
     (running firing rate, momentum 0.9, for the energy cost).
+
+    Proactive compensation (``compensate=True``, the default): a gated-off channel is not zeroed but replaced by
+    its running mean firing rate, ``x_c <- m_c x_c + (1 - m_c) rate_c`` (Eq. C1). The network therefore learns,
+    while the gates train, to do without each dropped channel's *fluctuations* only; its mean contribution is
+    folded into the follower at refactoring (:func:`refactor` with ``rates=``), so the compact network computes
+    what the gated one did. Through the straight-through mask the task gradient on a gate is
+    ``sum (x_c - rate_c) dL/dx_c``: channels whose spikes carry little beyond their mean are cheap to drop.
     """
 
     def __init__(self, channels: int, channel_dim: int, sop_per_channel: float = 1.0):
@@ -145,7 +152,9 @@ class ChannelGate(nn.Module):
         self.tau = 1.0
         self.sop_per_channel = sop_per_channel  # follower MACs caused by one spike of a channel (set by the model)
         self.generator: torch.Generator | None = None
+        self.compensate = True
         self.register_buffer("rate_ema", torch.zeros(channels))
+        self.register_buffer("rate_updates", torch.zeros(()))
         self.register_buffer("keep_prob_sum", torch.zeros(channels))
         self.register_buffer("keep_count", torch.zeros(()))
         self.last_keep_prob: torch.Tensor | None = None  # (B, C), for the regulariser
@@ -162,14 +171,22 @@ class ChannelGate(nn.Module):
             p_keep = torch.softmax(logits / self.tau, dim=-1)[..., 1]  # (B, C)
             self.last_keep_prob = p_keep
             with torch.no_grad():
+                if self.rate_updates.item() == 0:  # start the running rate at the first batch's, not at 0
+                    self.rate_ema.copy_(fr.mean(0))
                 self.rate_ema.mul_(0.9).add_(0.1 * fr.mean(0))
+                self.rate_updates.add_(1)
                 self.keep_prob_sum.add_(p_keep.mean(0))
                 self.keep_count.add_(1)
         else:
             mask = (logits[..., 1] > logits[..., 0]).to(x.dtype)  # argmax at inference
         shape = [1] * x.dim()
         shape[1], shape[self.channel_dim] = mask.shape[0], self.channels
-        return x * mask.view(shape)
+        m = mask.view(shape)
+        if not self.compensate:
+            return x * m
+        fill = [1] * x.dim()
+        fill[self.channel_dim] = self.channels
+        return x * m + (1 - m) * self.rate_ema.view(fill).to(x.dtype)  # Eq. C1
 
     def mean_keep_prob(self) -> torch.Tensor:  # (C,)
         if self.keep_count.item() == 0:
@@ -444,6 +461,23 @@ def _slice_follower(m: nn.Module, keep: torch.Tensor, opt) -> None:
         layer.in_features = len(keep)
 
 
+def _compensate_follower(m: nn.Module, dropped: torch.Tensor, rates: torch.Tensor) -> None:
+    """Fold the mean input of the dropped channels into the follower (Eq. C2): a channel held at its rate r_c adds
+    ``b_o = sum_c r_c sum_k W[o, c, k]`` to every output o. Before a BatchNorm (ConvBN / LinearBN) the constant
+    goes into the running mean (``mu_o -= b_o``: the same eval output; in training BatchNorm removes constants
+    anyway); a plain Linear takes it in its bias. For a 3x3 conv with zero padding the folded constant is exact
+    away from the one-pixel border, where the padded taps saw zeros."""
+    layer = m.layer if hasattr(m, "layer") else m
+    w = layer.weight.detach()
+    r = rates.to(w.dtype)[dropped]  # (n_dropped,)
+    b = (w[:, dropped].flatten(2).sum(2) if w.dim() > 2 else w[:, dropped]) @ r  # (C_out,)
+    with torch.no_grad():
+        if hasattr(m, "bn"):
+            m.bn.running_mean.sub_(b.to(m.bn.running_mean.dtype))
+        else:
+            layer.bias.add_(b.to(layer.bias.dtype))
+
+
 def _slice_gate(g: nn.Module, keep: torch.Tensor, opt) -> nn.Module:
     if isinstance(g, FixedMask):
         return FixedMask(g.keep[keep], g.channel_dim)
@@ -456,6 +490,7 @@ def _slice_gate(g: nn.Module, keep: torch.Tensor, opt) -> nn.Module:
     lin.in_features, lin.out_features = len(keep), 2 * len(keep)
     g.channels = len(keep)
     g.rate_ema = g.rate_ema[keep].clone()
+    g.rate_updates = g.rate_updates.clone()
     g.keep_prob_sum = g.keep_prob_sum[keep].clone()
     return g
 
@@ -466,13 +501,16 @@ def refactor(
     optimizer: torch.optim.Optimizer | None = None,
     *,
     misalign: bool = False,
+    rates: dict[str, torch.Tensor] | None = None,
 ) -> SpikingNet:
     """Physically remove channels, in place: ``keep[pair]`` is a bool mask over the pair's current channels.
 
     Leader out-channels, its BatchNorm (affine and running statistics), the gate, and the follower's in-channels
     are sliced by the same index, so the compact network computes exactly what the network with those channels
     zeroed computed. ``misalign=True`` is the negative control's bug: the BatchNorm running statistics are
-    sliced with the *first* k indices instead of the kept ones.
+    sliced with the *first* k indices instead of the kept ones. ``rates[pair]`` (per-channel firing rates): the
+    dropped channels' mean input is folded into the follower first (proactive compensation, Eq. C2), so the
+    compact network computes what the network with those channels *held at their rates* computed.
     Raises ``ValueError`` naming the layer when a mask would remove every channel.
     """
     widths = model.widths()
@@ -485,6 +523,8 @@ def refactor(
         if not mask.any():
             raise ValueError(f"refusing to remove every channel of layer {p.name!r} ({p.leader}); keep at least one")
         idx = torch.nonzero(mask).flatten()
+        if rates is not None and p.name in rates and not mask.all():
+            _compensate_follower(get_module(model, p.follower), torch.nonzero(~mask).flatten(), rates[p.name])
         wrong = torch.arange(len(idx)) if misalign else None
         _slice_leader(get_module(model, p.leader), idx, optimizer, stats_index=wrong)
         _slice_follower(get_module(model, p.follower), idx, optimizer)

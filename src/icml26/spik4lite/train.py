@@ -36,6 +36,7 @@ class TrainConfig:
     batch: int = 64
     lr: float = 5e-3
     weight_decay: float = 0.01
+    cosine: bool = True  # cosine decay of the learning rate to 0 (a converged dense reference)
 
     def __post_init__(self):
         if self.steps < 1 or self.batch < 1:
@@ -60,6 +61,7 @@ class RefactorConfig:
     gate_lr: float = 2e-2
     tau0: float = 1.0
     tau1: float = 0.5
+    compensate: bool = True  # proactive compensation: dropped channels held at their rate, folded at refactoring
 
     def __post_init__(self):
         if self.mode not in ("energy", "target"):
@@ -103,12 +105,19 @@ def _optimizer(model: nn.Module, lr: float, wd: float, gate_lr: float | None = N
     return torch.optim.AdamW(groups)
 
 
-def fit(model, split, steps: int, batch: int, rng: np.random.Generator, opt, reg=None, on_step=None) -> None:
-    """Plain minibatch training: cross-entropy (+ ``reg(model)``) for ``steps`` seeded minibatches."""
+def fit(
+    model, split, steps: int, batch: int, rng: np.random.Generator, opt, reg=None, on_step=None, cosine=False
+) -> None:
+    """Plain minibatch training: cross-entropy (+ ``reg(model)``) for ``steps`` seeded minibatches; ``cosine``
+    decays every group's learning rate to 0 over the steps (so a network is converged, not caught mid-step)."""
     model.train()
     xtr, ytr = torch.from_numpy(split.x_train), torch.from_numpy(split.y_train)
     lossf = nn.CrossEntropyLoss()
+    base = [g["lr"] for g in opt.param_groups]
     for step in range(steps):
+        if cosine:
+            for g, lr in zip(opt.param_groups, base, strict=True):
+                g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * step / steps))
         if on_step is not None:
             on_step(step)
         idx = torch.from_numpy(rng.integers(0, len(xtr), batch))
@@ -127,7 +136,7 @@ def train_dense(arch, split, cfg: TrainConfig, seed: int, T: int = 4, **model_kw
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=g)))
         model = build_model(arch, split.shape, split.classes, T=T, **model_kw)
     opt = _optimizer(model, cfg.lr, cfg.weight_decay)
-    fit(model, split, cfg.steps, cfg.batch, np.random.default_rng(seed), opt)
+    fit(model, split, cfg.steps, cfg.batch, np.random.default_rng(seed), opt, cosine=cfg.cosine)
     return model
 
 
@@ -157,6 +166,8 @@ def spik4lite(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed + 2)
         add_gates(model, split.shape, generator=gen)
+    for g in model.gates.values():
+        g.compensate = cfg.compensate
     opt = _optimizer(model, cfg.lr, 0.01, cfg.gate_lr)
     rng = np.random.default_rng(seed + 3)
     total = cfg.rounds * cfg.steps_per_round
@@ -182,11 +193,12 @@ def spik4lite(
         if select == "random":  # same counts, random channels
             keep = {k: torch.from_numpy(sel_rng.permutation(v.numpy())) for k, v in keep.items()}
         history.append({k: v.clone() for k, v in keep.items()})
-        refactor(model, keep, opt)
+        rates = {k: model.gates[k].rate_ema.clone() for k in keep} if cfg.compensate else None
+        refactor(model, keep, opt, rates=rates)
         logger.info("round %d: widths %s", r, model.widths())
     strip_gates(model)
     if finetune and cfg.finetune_steps:
-        fit(model, split, cfg.finetune_steps, batch, rng, _optimizer(model, cfg.lr, 0.01))
+        fit(model, split, cfg.finetune_steps, batch, rng, _optimizer(model, cfg.lr, 0.01), cosine=True)
     return model, history
 
 
@@ -245,7 +257,7 @@ def prune_baseline(model, method, counts, split, cfg: RefactorConfig, seed: int,
     """Baseline pruning to the same widths, then the same fine-tuning budget (in place)."""
     refactor(model, baseline_keep(model, method, counts, split.x_train[:512], seed))
     steps = cfg.rounds * cfg.steps_per_round + cfg.finetune_steps if steps is None else steps
-    fit(model, split, steps, batch, np.random.default_rng(seed + 3), _optimizer(model, cfg.lr, 0.01))
+    fit(model, split, steps, batch, np.random.default_rng(seed + 3), _optimizer(model, cfg.lr, 0.01), cosine=True)
     return model
 
 
