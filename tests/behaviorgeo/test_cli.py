@@ -128,3 +128,18 @@ def test_trial_table_with_a_cue_outside_its_vocabulary_is_refused():
     df = pd.DataFrame({"cue": ["cat", "zebra"], "pick1": ["dog", "dog"], "pick2": ["cow", "cow"]})
     with pytest.raises(ValueError, match="cue 'zebra' outside its vocabulary"):
         trial_counts(df, ["cat", "dog", "cow"], "fc")
+
+
+def test_temperature_is_bounded(tmp_path, capsys):
+    _fails_cleanly(["run", *TINY, "--paradigm", "fa", "--temperature", "1e300", "--out", str(tmp_path / "x")],
+                   capsys, [tmp_path / "x"], "--temperature")  # fmt: skip
+
+
+def test_geometry_without_an_rsa_is_named_with_its_out_of_vocabulary_count():
+    """Mostly out-of-vocabulary answers leave a behavioural geometry constant: no RSA, and the note says how many
+    answers were out of vocabulary (it used to be numpy's 'All-NaN slice')."""
+    from icml26.behaviorgeo.cli import _undefined_rsa_note
+
+    note = _undefined_rsa_note("fa:x", 3, {"responses": 4, "out_of_vocabulary": 57, "unparsable": 2})
+    assert "RSA undefined" in note and "57 answers were out of vocabulary" in note and "4 counted" in note
+    assert "out of vocabulary" not in _undefined_rsa_note("glove", 3, None)

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, positive_float
+from icml26._util.cli import ArgumentParser, bounded_float, bounded_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path
 
 MODEL_HELP = "smollm2 (SmolLM2-135M-Instruct, converted once to a user cache), tiny (random test model) or a folder"
@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="FC: score the candidates' first tokens (word) or the labels A..P (label)")  # fmt: skip
     r.add_argument("--runs", type=bounded_int(1, 1000), default=2, help="FA: sampled runs per cue")
     r.add_argument("--max-new-tokens", type=bounded_int(4, 256, what="time"), default=20, help="FA: tokens sampled")
-    r.add_argument("--temperature", type=positive_float, default=1.0, help="FA: sampling temperature")
+    r.add_argument("--temperature", type=bounded_float(0.0, 100.0, open_low=True, what="softmax temperature"),
+                   default=1.0, help="FA: sampling temperature")  # fmt: skip
     r.add_argument("--max-trials", type=bounded_int(1, 10**8), help="stop after this many trials (resume later)")
     r.add_argument("--batch", type=bounded_int(1, 512, what="memory"), default=16, help="prompts per forward pass")
     r.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="shuffle / sampling seed")
@@ -95,7 +96,7 @@ def _run(args) -> int:
     torch.set_num_threads(1)
     model, tok = load_lm(args.model, vocab)
     common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
-              "chat": not args.plain_prompt, "progress": sys.stderr.isatty()}  # fmt: skip
+              "chat": not args.plain_prompt, "progress": None}  # fmt: skip
     if args.paradigm == "fc":
         df = run_forced_choice(model, tok, vocab, store, shuffles=args.shuffles, scoring=args.scoring, **common)
     else:
@@ -179,6 +180,9 @@ def _compare(args) -> int:
             notes.append(f"{name}: only {int(k.sum())} words have answers; left out (run more trials)")
             continue
         prof = [rsa(S, Sh, keep=k, n_pairs=args.pairs, seed=args.seed) for Sh in S_hidden]
+        if np.all(np.isnan(prof)):
+            notes.append(_undefined_rsa_note(name, int(k.sum()), stats.get(name)))
+            continue
         best = int(np.nanargmax(prof))
         kk = min(args.k, int(k.sum()) - 1)
         rows[name] = {"rsa_by_layer": prof, "peak_layer": best, "peak_rsa": prof[best],
@@ -186,12 +190,23 @@ def _compare(args) -> int:
         print(f"{name:>24}: peak RSA {prof[best]:+.3f} at layer {best}/{len(prof) - 1}; "
               f"NN@{kk} {rows[name][f'nn@{args.k}']:.3f} ({int(k.sum())} words)")  # fmt: skip
     if not rows:
-        raise ValueError("no geometry has answers for 3 or more words; run more trials first")
+        raise ValueError("no geometry has an RSA: " + " | ".join(notes) if notes else "no geometry has answers")
     for n in notes:
         print(n)
     _write_json(args.json, {"model": args.model, "strategy": args.strategy, "vocab": vocab, "stats": stats,
                             "rows": rows, "notes": notes})  # fmt: skip
     return 0
+
+
+def _undefined_rsa_note(name: str, words: int, stats: dict | None) -> str:
+    """Why a geometry has no RSA (its similarities are constant over the answered words), with the answer counts."""
+    why = f"{name}: RSA undefined (the similarities of its {words} answered words are all equal); left out"
+    if stats and stats.get("responses") is not None:
+        why += (
+            f"; {stats.get('out_of_vocabulary', 0)} answers were out of vocabulary, {stats['responses']} "
+            f"counted, {stats.get('unparsable', 0)} unparsable (run more trials or use a larger vocabulary)"
+        )
+    return why
 
 
 def _report(args) -> int:

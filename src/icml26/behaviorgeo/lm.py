@@ -338,10 +338,11 @@ def _vocab_hash(vocab: list[str]) -> str:
     return hashlib.sha256("\n".join(vocab).encode()).hexdigest()[:16]
 
 
-def _progress(total: int, desc: str, show: bool):
-    from tqdm.auto import tqdm
+def _progress(total: int, desc: str, show: bool | None):
+    """A progress bar; ``show=None`` is tqdm's auto (shown only when stderr is a terminal)."""
+    from icml26._util.progress import progress
 
-    return tqdm(total=total, desc=desc, disable=not show, leave=False)
+    return progress(total=total, desc=desc, disable=None if show is None else not show)
 
 
 # ------------------------------------------------------------------------------------------ forced choice
@@ -359,7 +360,7 @@ def run_forced_choice(
     max_trials: int | None = None,
     chat: bool = True,
     scoring: str = "word",
-    progress: bool = False,
+    progress: bool | None = False,
 ):
     """Run (or resume) forced-choice trials; returns a DataFrame with one row per trial
     (``trial, cue, candidates, pick1, pick2, logp1, logp2``: the picks' next-token log-probabilities).
@@ -476,7 +477,7 @@ def run_free_association(
     temperature: float = 1.0,
     max_trials: int | None = None,
     chat: bool = True,
-    progress: bool = False,
+    progress: bool | None = False,
 ):
     """Run (or resume) free-association runs: ``runs`` sampled answers per cue; one row per run
     (``run, cue, text, status, associates, n_in_vocab``). Each batch is seeded from (seed, its first run), so a
