@@ -135,3 +135,25 @@ def test_ray_table_equals_single_process(tmp_path, capsys):
         == 0
     )
     assert pd.read_parquet(a).equals(pd.read_parquet(b))
+
+
+def test_help_loads_no_torch_and_absurd_bandwidths_are_refused(tmp_path):
+    """``--help`` builds the parser without torch or pandas (the package imports its modules lazily); --sigma and
+    --snr are bounded where a wider value makes the kernel constant or the voxels noise-free (issue 52)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom icml26.brainconverge.cli import build_parser\nbuild_parser()\n"
+        "print([m for m in ('torch', 'pandas', 'sklearn') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "[]", out
+    from icml26.brainconverge.cli import build_parser
+
+    for argv in (["align", "--zoo", "z.pt", "--brain", "b.npz", "--sigma", "1e300", "--out", "t.csv"],
+                 ["align", "--zoo", "z.pt", "--brain", "b.npz", "--sigma", "1e5", "--out", "t.csv"],
+                 ["brain", "--snr", "1e9", "--out", str(tmp_path / "b.npz")]):  # fmt: skip
+        with pytest.raises(SystemExit) as exc:
+            build_parser().parse_args(argv)
+        assert exc.value.code == 2

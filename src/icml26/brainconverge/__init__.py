@@ -16,17 +16,7 @@ Library::
 Command line: ``icml26 brainconverge zoo|brain|align|granger|report``.
 """
 
-from icml26.brainconverge.alignment import (
-    METRICS,
-    BrainCache,
-    align_models,
-    align_models_ray,
-    cka,
-    extract_features,
-    rbf_gram,
-)
-from icml26.brainconverge.analysis import granger, granger_bidirectional, model_alignment, performance_correlation
-from icml26.brainconverge.data import BrainData, load_brain, load_images, synthetic_brain, train_mlp
+from importlib import import_module
 
 __all__ = [
     "METRICS",
@@ -46,3 +36,34 @@ __all__ = [
     "synthetic_brain",
     "train_mlp",
 ]
+
+# Each public name and the module defining it: imported on first use, so `icml26 <id> --help` and the
+# CLI's parser never load torch (PEP 562).
+_LAZY = {
+    "BrainCache": "icml26.brainconverge.alignment",
+    "BrainData": "icml26.brainconverge.data",
+    "METRICS": "icml26.brainconverge.alignment",
+    "align_models": "icml26.brainconverge.alignment",
+    "align_models_ray": "icml26.brainconverge.alignment",
+    "cka": "icml26.brainconverge.alignment",
+    "extract_features": "icml26.brainconverge.alignment",
+    "granger": "icml26.brainconverge.analysis",
+    "granger_bidirectional": "icml26.brainconverge.analysis",
+    "load_brain": "icml26.brainconverge.data",
+    "load_images": "icml26.brainconverge.data",
+    "model_alignment": "icml26.brainconverge.analysis",
+    "performance_correlation": "icml26.brainconverge.analysis",
+    "rbf_gram": "icml26.brainconverge.alignment",
+    "synthetic_brain": "icml26.brainconverge.data",
+    "train_mlp": "icml26.brainconverge.data",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

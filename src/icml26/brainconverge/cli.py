@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, fraction, positive_float, positive_int
+from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, fraction, positive_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path
 
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--n-stim", type=bounded_int(4, 5000, what="stimuli"), default=400, help="stimulus images")
     b.add_argument("--n-test", type=bounded_int(1, 5000, what="test images"), default=400, help="test images")
     b.add_argument("--voxels", type=bounded_int(1, 20000, what="memory"), default=100, help="voxels per ROI")
-    b.add_argument("--snr", type=positive_float, default=0.5, help="signal-to-noise variance ratio per voxel")
+    snr = bounded_float(0.0, 1e6, open_low=True, what="above 1e6 the voxels are noise-free to float precision")
+    b.add_argument("--snr", type=snr, default=0.5, help="signal-to-noise variance ratio per voxel")
     b.add_argument("--subjects", type=bounded_int(1, 8, what="subjects"), default=1, help="number of subjects")
     b.add_argument("--epochs", type=bounded_int(0, 500, what="epochs"), default=30, help="reference training epochs")
     b.add_argument("--seed", type=seed, default=0, help="seed of the split (use the zoo's) and of the voxel maps")
@@ -66,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="rbf-cka",
         help="alignment metric",
     )
-    a.add_argument("--sigma", type=positive_float, default=12.0, help="RBF bandwidth on z-scored columns")
+    sigma = bounded_float(1e-3, 1e4, what="on z-scored columns a wider RBF kernel is constant, a narrower the identity")
+    a.add_argument("--sigma", type=sigma, default=12.0, help="RBF bandwidth on z-scored columns")
     a.add_argument("--k", type=positive_int, default=10, help="neighbours for mutual-knn")
     a.add_argument("--ray", action="store_true", help="compute on a local Ray instance (2 CPUs)")
     a.add_argument("--ray-address", help="compute on this Ray cluster (e.g. auto or ray://host:10001)")
@@ -225,7 +227,10 @@ def _align(args) -> int:
     if args.ray or args.ray_address:
         table = align_models_ray(items, sp.X_stim, caches, address=args.ray_address, done=done)
     else:
-        table = align_models(items, sp.X_stim, caches, done=done)
+        from icml26._util.progress import progress
+
+        with progress(total=len(items) - len(done), desc="align", unit="checkpoint") as bar:
+            table = align_models(items, sp.X_stim, caches, done=done, progress=lambda i, n: bar.update(1))
     table["performance"] = [perf[(m, int(s))] for m, s in zip(table["model"], table["step"])]
     if old is not None and len(table):
         import pandas as pd
