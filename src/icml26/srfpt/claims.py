@@ -252,7 +252,7 @@ def fpt_in_depth(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
         truth_ok.append(_tree_depth(truth) <= 3 and form_recovered(truth, prims, p)[0])  # measure on ground truth
         X, y = sample(p, seed=seed)
         Xh, yh = sample(p, HELDOUT_N, seed=HELDOUT_SEED)
-        model = ExhaustiveSR(max_depth=3, ops=DEFAULT_OPS, max_trees=1e10, max_nodes=10**7, seed=seed)
+        model = ExhaustiveSR(max_depth=3, ops=DEFAULT_OPS, max_trees=1e10, max_nodes=10**7, random_state=seed)
         if arm is Arm.NEGATIVE:  # shuffled ground truth
             y = np.random.default_rng(seed).permutation(y)
         if arm is Arm.POSITIVE:  # plant a function of the library (the enumeration depends on X only)
@@ -429,7 +429,7 @@ def exact_recovery(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
             X, y = sample(p, noise=noise, seed=seed)  # same X for every noise level
             if arm is Arm.NEGATIVE:  # shuffled ground truth
                 y = np.random.default_rng(seed).permutation(y)
-            model = ExhaustiveSR(max_size=bound, ops=DEFAULT_OPS, max_trees=1e12, max_nodes=10**8, seed=seed)
+            model = ExhaustiveSR(max_size=bound, ops=DEFAULT_OPS, max_trees=1e12, max_nodes=10**8, random_state=seed)
             if arm is Arm.POSITIVE and name in within:  # plant a function of the library, of the target's size
                 if planted is None:
                     library = model.fit(X, y, p.variables).library_
@@ -527,7 +527,9 @@ def _form_recovery_check(seed: int) -> dict[str, float]:
     prims = parse_ops(DEFAULT_OPS)
     p = get_problem("nguyen-5")
     X, y = sample(p, noise=0.1, seed=seed)
-    noisy = ExhaustiveSR(max_size=7, ops=DEFAULT_OPS, max_trees=1e12, max_nodes=10**8, seed=seed).fit(X, y, p.variables)
+    noisy = ExhaustiveSR(max_size=7, ops=DEFAULT_OPS, max_trees=1e12, max_nodes=10**8, random_state=seed).fit(
+        X, y, p.variables
+    )
     truth = parse_tree(SIZE_TREES["nguyen-5"], prims, p.variables)
     trees = {
         "truth": truth,

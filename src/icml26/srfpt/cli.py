@@ -147,7 +147,7 @@ def _search(args) -> int:
         constants=_constants(args.constants),
         linear_scaling=not args.no_linear_scaling,
         force=args.force,
-        seed=args.seed,
+        random_state=args.seed,
         ray_address=args.ray_address,
         n_workers=args.workers,
     ).fit(X, y, names)

@@ -41,32 +41,69 @@ class Primitive:
     commutative: bool = False
 
 
-def _square(a: np.ndarray) -> np.ndarray:
-    return a * a
+# Module-level functions, not lambdas: a fitted ExhaustiveSR keeps its primitives (``ops_``), and pickle
+# stores a function by its qualified name, which a lambda lacks.
 
 
-def _cube(a: np.ndarray) -> np.ndarray:
-    return a * a * a
+def _cube(a, out=None):
+    """x^3, element-wise; takes ``out=`` like a numpy ufunc (the scorer writes into preallocated rows)."""
+    return np.multiply(np.multiply(a, a), a, out=out)
+
+
+def _sym_square(a):
+    return a**2
+
+
+def _sym_cube(a):
+    return a**3
+
+
+def _sym_add(a, b):
+    return a + b
+
+
+def _sym_sub(a, b):
+    return a - b
+
+
+def _sym_mul(a, b):
+    return a * b
+
+
+def _sym_div(a, b):
+    return a / b
+
+
+def _sym_pow(a, b):
+    return a**b
+
+
+def _sym_neg(a):
+    return -a
+
+
+def _sym_inv(a):
+    return 1 / a
 
 
 PRIMITIVES: dict[str, Primitive] = {
     p.name: p
     for p in [
-        Primitive("add", 2, np.add, lambda a, b: a + b, commutative=True),
-        Primitive("sub", 2, np.subtract, lambda a, b: a - b),
-        Primitive("mul", 2, np.multiply, lambda a, b: a * b, commutative=True),
-        Primitive("div", 2, np.divide, lambda a, b: a / b),
-        Primitive("pow", 2, np.power, lambda a, b: a**b),
+        Primitive("add", 2, np.add, _sym_add, commutative=True),
+        Primitive("sub", 2, np.subtract, _sym_sub),
+        Primitive("mul", 2, np.multiply, _sym_mul, commutative=True),
+        Primitive("div", 2, np.divide, _sym_div),
+        Primitive("pow", 2, np.power, _sym_pow),
         Primitive("sin", 1, np.sin, sympy.sin),
         Primitive("cos", 1, np.cos, sympy.cos),
         Primitive("tan", 1, np.tan, sympy.tan),
         Primitive("exp", 1, np.exp, sympy.exp),
         Primitive("log", 1, np.log, sympy.log),
         Primitive("sqrt", 1, np.sqrt, sympy.sqrt),
-        Primitive("square", 1, _square, lambda a: a**2),
-        Primitive("cube", 1, _cube, lambda a: a**3),
-        Primitive("neg", 1, np.negative, lambda a: -a),
-        Primitive("inv", 1, np.reciprocal, lambda a: 1 / a),
+        Primitive("square", 1, np.square, _sym_square),
+        Primitive("cube", 1, _cube, _sym_cube),
+        Primitive("neg", 1, np.negative, _sym_neg),
+        Primitive("inv", 1, np.reciprocal, _sym_inv),
         Primitive("abs", 1, np.abs, sympy.Abs),
     ]
 }

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
 from icml26.srfpt.enumerate import _BIG, Library, SearchSpaceTooLarge, enumerate_library
@@ -90,7 +91,7 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
     max_nodes : int
         Refuse when the distinct-function library grows past this unless ``force``.
     force : bool
-    seed : int
+    random_state : int
         Seed of the probe-row choice and the hash.
     ray_address : str or None
         Run the enumeration and the scoring as Ray tasks (:mod:`icml26.srfpt.distributed`): ``"local"``
@@ -98,6 +99,9 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         cluster. The Pareto front is exactly the one-process front. None: one process.
     n_workers : int or None
         CPUs of a local Ray instance (default: all of this machine's).
+    seed : int or None
+        Deprecated alias of ``random_state`` (kept for one release; setting it warns with a FutureWarning and
+        overrides ``random_state``).
     """
 
     def __init__(
@@ -114,9 +118,10 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         max_trees: float = 2e8,
         max_nodes: int = 4_000_000,
         force: bool = False,
-        seed: int = 0,
+        random_state: int = 0,
         ray_address: str | None = None,
         n_workers: int | None = None,
+        seed: int | None = None,
     ):
         self.max_size = max_size
         self.max_depth = max_depth
@@ -130,9 +135,10 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         self.max_trees = max_trees
         self.max_nodes = max_nodes
         self.force = force
-        self.seed = seed
+        self.random_state = random_state
         self.ray_address = ray_address
         self.n_workers = n_workers
+        self.seed = seed
 
     def fit(self, X, y, variable_names: Sequence[str] | None = None, *, library: Library | None = None) -> ExhaustiveSR:
         """Search every tree up to the bound.
@@ -155,10 +161,13 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         ``n_evaluated_`` (trees evaluated on the probes), ``timings_``.
         """
         columns = getattr(X, "columns", None)  # a DataFrame's column names become the variable names
-        X, y = _check_xy(X, y)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        self.random_state_ = self._seed()
         n_vars = X.shape[1]
         if variable_names is None and columns is not None:
             variable_names = [str(c) for c in columns]
+            if len(set(variable_names)) != n_vars or not all(s.isidentifier() for s in variable_names):
+                variable_names = None  # e.g. integer column labels: the default names x0, x1, ...
         names = _check_names(variable_names, n_vars)
         prims = parse_ops(self.ops)
         consts = tuple(float(c) for c in self.constants)
@@ -195,9 +204,25 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         with ray_session(str(self.ray_address), num_cpus=self.n_workers) as mapper:
             return self._search(X, y, names, prims, consts, mode, bound, library, columns, mapper)
 
+    def _seed(self) -> int:
+        """The seed of this fit: ``random_state``, or the deprecated ``seed`` (with a FutureWarning) when set."""
+        value = self.random_state
+        if self.seed is not None:
+            warnings.warn(
+                "ExhaustiveSR(seed=...) is deprecated and will be removed in the next release; use random_state=",
+                FutureWarning,
+                stacklevel=3,
+            )
+            value = self.seed
+        if value is None:
+            return 0
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**32:
+            raise ValueError(f"random_state must be an integer in [0, 2**32) or None; got {value!r}")
+        return int(value)
+
     def _search(self, X, y, names, prims, consts, mode, bound, library, columns, mapper) -> ExhaustiveSR:
         n, n_vars = X.shape
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(self.random_state_)
         t0 = time.perf_counter()
         if n <= 2 * self.n_probe:
             probes = np.unique(X, axis=0)
@@ -238,7 +263,7 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
                 fold_constants=self.fold_constants,
                 # force lifts the node budget only up to what fits in memory (values are float64 per probe)
                 max_nodes=max(self.max_nodes, _FORCE_BYTES // (8 * len(probes))) if self.force else self.max_nodes,
-                seed=self.seed,
+                seed=self.random_state_,
                 map_blocks=None if mapper is None else mapper.blocks,
             )
         t1 = time.perf_counter()
@@ -257,8 +282,6 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
         self.expression_ = best.expression
         self.symbols_ = names
         self.n_features_in_ = n_vars
-        if columns is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
         self.ops_ = prims
         self.timings_ = {"enumerate_s": t1 - t0, "score_s": t2 - t1, "refine_s": t3 - t2, "total_s": t3 - t0}
         return self
@@ -293,30 +316,14 @@ class ExhaustiveSR(RegressorMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Predictions of the selected model, shape (n_samples,)."""
-        if not hasattr(self, "tree_"):
-            raise RuntimeError("call fit before predict")
+        check_is_fitted(self, "tree_")
         columns = getattr(X, "columns", None)
-        if columns is not None and hasattr(self, "feature_names_in_") and list(map(str, columns)) != self.symbols_:
-            raise ValueError(f"X has columns {list(map(str, columns))}; the model was fitted on {self.symbols_}")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != len(self.symbols_):
-            raise ValueError(f"X must have shape (n, {len(self.symbols_)}); got {X.shape}")
+        fitted_on = list(map(str, getattr(self, "feature_names_in_", [])))
+        if columns is not None and fitted_on and list(map(str, columns)) != fitted_on:
+            raise ValueError(f"X has columns {list(map(str, columns))}; the model was fitted on {fitted_on}")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
         f = eval_tree(self.tree_, self.ops_, X, list(self.params_[2:]))
         return self.params_[0] + self.params_[1] * f
-
-
-def _check_xy(X, y) -> tuple[np.ndarray, np.ndarray]:
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
-        raise ValueError(f"X must have shape (n, v) and y shape (n,); got {X.shape} and {y.shape}")
-    if len(y) < 2 or X.shape[1] < 1:
-        raise ValueError(f"need at least 2 rows and 1 variable; got X of shape {X.shape}")
-    if not (np.isfinite(X).all() and np.isfinite(y).all()):
-        raise ValueError("X and y must be finite (found NaN or inf); drop or impute those rows first")
-    return X, y
 
 
 def _check_names(names, n_vars: int) -> list[str]:
