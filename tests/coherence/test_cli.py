@@ -80,7 +80,7 @@ def test_bad_codes(tmp_path, capsys):
     (tmp_path / "empty.npy").write_bytes(b"")
     _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path / "empty.npy"), *base], "empty", js)
     (tmp_path / "junk.npy").write_bytes(b"\x00garbage\xff" * 10)
-    _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path / "junk.npy"), *base], "not a readable", js)
+    _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path / "junk.npy"), *base], "not a NumPy .npy", js)
     _bad(tmp_path, capsys, ["coherence", "score", str(tmp_path), *base], "directory", js)
 
 
@@ -113,3 +113,48 @@ def test_bad_output_paths(tmp_path, capsys):
     _bad(tmp_path, capsys, ["coherence", "fit", "--out", str(tmp_path)], "directory")
     _bad(tmp_path, capsys, ["coherence", "fit", "--data", "circle", "--geometry", "circular", "--data", "torus",
                             "-n", "64", "--steps", "1", "--json", str(tmp_path / "x.txt")], ".json")  # fmt: skip
+
+
+def test_json_has_no_nan_and_names_why_a_score_is_undefined(tmp_path, capsys):
+    """Codes with a dead feature and an uncovered sample: NaN radii and an infinite bound become null in valid
+    JSON, each with its reason (issue 52: the file used to hold the non-JSON tokens NaN and Infinity)."""
+    import json
+
+    A = np.load(CODES)
+    A[:, 2] = 0
+    A[0] = 0
+    codes, out = _save(tmp_path, "dead.npy", A), tmp_path / "s.json"
+    assert main(["coherence", "score", codes, "--distances", DIST, "--topology", "--json", str(out)]) == 0
+    text = out.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    data = json.loads(text)
+    assert data["topology"]["bound"] is None and "interleaving bound" in data["undefined"]["topology.bound"]
+    assert data["max_column_radius"] == pytest.approx(1.0756, abs=1e-3)  # finite numbers stay numbers
+    assert "topology" in capsys.readouterr().err  # the stage notice on stderr
+    from icml26.coherence.cli import json_ready
+
+    clean = json_ready({"score": float("nan"), "mean_row_variance": np.float64("nan"), "fit": {"x": -np.inf}})
+    assert (
+        clean["score"] is None and clean["fit"]["x"] is None and "no sample" in clean["undefined"]["mean_row_variance"]
+    )
+    assert clean["undefined"]["fit.x"].startswith("-inf (not defined")
+    json.dumps(clean, allow_nan=False)
+
+
+def test_penalty_weight_and_garbage_arrays_are_refused(tmp_path, capsys):
+    _bad(tmp_path, capsys, ["coherence", "fit", "--lam", "1e9"], "--lam")
+    junk = tmp_path / "junk.npy"
+    junk.write_bytes(b"\x00garbage" * 20)
+    _bad(tmp_path, capsys, ["coherence", "score", str(junk), "--positions", THETA], "NumPy's header")
+
+
+def test_help_loads_no_torch_pandas_or_sklearn():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom icml26.coherence.cli import build_parser\nbuild_parser()\n"
+        "print([m for m in ('torch', 'pandas', 'sklearn') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "[]", out

@@ -10,8 +10,6 @@ regulariser for any code layer, O(B m k) per batch), checks the interleaving the
 :func:`graph_contiguity`). The Coh formula is our reconstruction from the paper's description (README).
 """
 
-from icml26.coherence.geometry import Geometry, coherence_report, is_coherent
-
 __all__ = [
     "Coh",
     "Geometry",
@@ -25,7 +23,11 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # torch, ripser and persim load only when their parts are used
+    # scikit-learn, torch, ripser and persim load only when their parts are used (a fast --help)
+    if name in ("Geometry", "coherence_report", "is_coherent"):
+        from icml26.coherence import geometry
+
+        return getattr(geometry, name)
     if name == "Coh":
         from icml26.coherence.objective import Coh
 

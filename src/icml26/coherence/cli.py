@@ -10,6 +10,7 @@ import numpy as np
 from icml26._util.cli import (
     ArgumentParser,
     DefaultsHelpFormatter,
+    bounded_float,
     bounded_int,
     nonnegative_float,
     nonnegative_int,
@@ -18,6 +19,8 @@ from icml26._util.cli import (
 from icml26._util.io import atomic_output, check_output_path, save_npz
 
 DATASETS = ("circle", "torus", "rotated-digits", "minilm-tokens")
+# A penalty weight beyond 1e3 swamps the reconstruction term: every code collapses to zero.
+LAMBDA = bounded_float(0.0, 1e3, what="a heavier penalty collapses every code to zero")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="train an autoencoder with recon + Coh / L1 / nothing", formatter_class=fmt)
     f.add_argument("--data", choices=DATASETS, default="circle", help="built-in data set")
     f.add_argument("--penalty", choices=("coh", "l1", "none"), default="coh", help="code regulariser")
-    f.add_argument("--lam", type=nonnegative_float, default=None, help="penalty weight (default: 0.1 Coh, 0.01 L1)")
+    f.add_argument("--lam", type=LAMBDA, default=None, help="penalty weight (default: 0.1 Coh, 0.01 L1)")
     f.add_argument(
         "-n",
         type=bounded_int(8, 20_000, what="memory guard"),
@@ -82,11 +85,70 @@ def main(argv: list[str] | None = None) -> int:
     return {"fit": _fit, "score": _score}[args.verb](args)
 
 
+# Why a score is not a finite number, by its key (NaN/inf are not JSON: the file gets null and this reason).
+_UNDEFINED = {
+    "mean_column_variance": "no feature is ever active",
+    "max_column_radius": "no feature is ever active",
+    "mean_row_variance": "no sample has an active feature",
+    "max_row_radius": "no sample has an active feature",
+    "score": "no feature is ever active, or no sample has an active feature",
+    "topology.bound": "a sample has no active feature, so the interleaving bound does not apply",
+    "contiguity": "no feature is ever active",
+    "components": "no feature is ever active",
+}
+
+
+def json_ready(payload: dict) -> dict:
+    """``payload`` with every NaN/inf number replaced by null and its reason listed under ``"undefined"``
+    (``json.dumps`` would write the non-JSON tokens NaN and Infinity)."""
+    reasons: dict[str, str] = {}
+
+    def clean(value, key: str):
+        if isinstance(value, dict):
+            return {k: clean(v, f"{key}.{k}" if key else k) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v, key) for v in value]
+        if isinstance(value, float | np.floating) and not np.isfinite(value):
+            base = key.split(" ")[0]
+            reasons[key] = f"{value} ({_UNDEFINED.get(key, _UNDEFINED.get(base, 'not defined for this input'))})"
+            return None
+        return value
+
+    out = clean(payload, "")
+    if reasons:
+        out["undefined"] = reasons
+    return out
+
+
 def _write_json(path: str | None, payload: dict) -> None:
     if path is None:
         return
     with atomic_output(path) as tmp:
-        tmp.write_text(json.dumps(payload, indent=2))
+        tmp.write_text(json.dumps(json_ready(payload), indent=2, allow_nan=False))
+    print(f"wrote {path}")
+
+
+def _topology(A, geometry) -> dict:
+    """The interleaving check with a stage bar (the samples' VR diagrams run for minutes on a few thousand)."""
+    import sys
+
+    from icml26._util import progress as bars
+    from icml26.coherence.topology import interleaving_check
+
+    if not bars.QUIET:
+        print(f"topology: Vietoris-Rips diagrams of {len(A)} samples (minutes for a few thousand) ...", file=sys.stderr)
+    with bars.progress(total=3, desc="topology", unit="stage") as bar:
+        started: list[str] = []
+
+        def stage(name: str) -> None:  # called as each stage starts: the one before it is done
+            if started:
+                bar.update(1)
+            started.append(name)
+            bar.set_postfix_str(name)
+
+        out = interleaving_check(A, geometry, progress=stage)
+        bar.update(bar.total - bar.n)
+    return out
 
 
 def _fit(args) -> int:
@@ -115,7 +177,7 @@ def _fit(args) -> int:
     cfg = PRESETS["small"]
     lam = args.lam if args.lam is not None else {"coh": cfg.lam_coh, "l1": 0.01, "none": 0.0}[args.penalty]
     cfg = type(cfg)(**{**cfg.__dict__, "n_features": args.features})
-    res = fit_one(data, geometry, args.penalty, cfg, args.seed, lam=lam, steps=args.steps, device=device)
+    res = fit_one(data, geometry, args.penalty, cfg, args.seed, lam=lam, steps=args.steps, device=device, progress=None)
     rep = coherence_report(res.codes, geometry)
     summary = {
         "data": args.data,
@@ -181,11 +243,9 @@ def _score(args) -> int:
     if args.r_col is not None:
         out["coherent"] = is_coherent(A, geometry, args.r_col, args.r_row)
     if args.topology:
-        from icml26.coherence.topology import interleaving_check
-
         if len(A) > 3000:
             raise ValueError(f"--topology runs Vietoris-Rips on all {len(A)} samples; subsample to <= 3000")
-        out["topology"] = interleaving_check(A, geometry)
+        out["topology"] = _topology(A, geometry)
     _write_json(args.json, out)
     if out["dead_features"] or out["uncovered_samples"]:
         print(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml26._util.io import check_input_file
+from icml26._util.io import load_array as read_array
 
 __all__ = ["Dataset", "circle_data", "load_array", "make_dataset", "minilm_tokens", "rotated_digits", "torus_data"]
 
@@ -147,8 +148,10 @@ def load_array(path, *, what: str = "array", ndim: int | None = None) -> np.ndar
     """Load a numeric ``.npy`` file (no pickles) and check it is finite and of the expected rank."""
     p = check_input_file(path, what=what)
     try:
-        arr = np.load(p, allow_pickle=False)
+        arr = read_array(p, what=what)  # checks NumPy's header first: no pickle advice for a garbage file
     except (ValueError, OSError, EOFError) as exc:
+        if "NumPy's header" in str(exc):
+            raise
         raise ValueError(f"{what} {p} is not a readable .npy array ({exc.__class__.__name__})") from None
     if not isinstance(arr, np.ndarray) or not np.issubdtype(arr.dtype, np.number):
         raise ValueError(f"{what} {p} must hold a numeric array; got {getattr(arr, 'dtype', type(arr))}")

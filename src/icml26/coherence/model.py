@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
+from icml26._util.progress import progress as progress_bar
 from icml26.coherence.geometry import Geometry
 from icml26.coherence.objective import Coh
 
@@ -91,7 +91,7 @@ def fit_autoencoder(
     lr: float = 3e-3,
     seed: int = 0,
     device: str | torch.device = "cpu",
-    progress: bool = False,
+    progress: bool | None = False,
     coh_kwargs: dict | None = None,
     warmup: float = 0.3,
 ) -> FitResult:
@@ -126,7 +126,8 @@ def fit_autoencoder(
     n, bs = len(X), min(batch_size, len(X))
     history = []
     ramp = max(1, int(warmup * steps))
-    for step in tqdm(range(steps), disable=not progress, desc=f"fit {penalty}"):
+    bar = progress_bar(range(steps), disable=None if progress is None else not progress, desc=f"fit {penalty}")
+    for step in bar:  # progress=None: tqdm's auto, a bar only on a terminal
         w = lam * min(1.0, (step + 1) / ramp)
         idx = torch.randperm(n, generator=gen)[:bs].to(device)
         xb = Xt[idx]

@@ -15,6 +15,8 @@ and number of support components, on the circle (binned angles) or on a kNN grap
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
@@ -59,12 +61,16 @@ def max_lifetime(dgm: np.ndarray) -> float:
     return float((dgm[:, 1] - dgm[:, 0]).max()) if len(dgm) else 0.0
 
 
-def interleaving_check(A, geometry: Geometry, *, maxdim: int = 1, rectify: bool = False) -> dict[str, float]:
+def interleaving_check(
+    A, geometry: Geometry, *, maxdim: int = 1, rectify: bool = False, progress: Callable[[str], None] | None = None
+) -> dict[str, float]:
     """Bottleneck distances between the VR diagrams of samples and of feature positions, and the bound 2 r.
 
     Dead features are dropped (they have no position) and uncovered samples make the bound inapplicable:
-    ``covered`` is then 0 and ``bound`` is inf.
+    ``covered`` is then 0 and ``bound`` is inf. ``progress(stage)`` is called before each of the 3 stages (the
+    samples' VR diagrams take most of the time: minutes for a few thousand samples).
     """
+    step = progress if progress is not None else (lambda stage: None)
     A = check_codes(A, rectify=rectify)
     live = A.sum(0) > 0
     if live.sum() < 1:
@@ -74,8 +80,11 @@ def interleaving_check(A, geometry: Geometry, *, maxdim: int = 1, rectify: bool 
     d_xf = geometry.distances(geometry.coords, f)  # (n, m)
     r = float(np.where(A > 0, d_xf, 0.0).max())
     covered = bool((A.sum(1) > 0).all())
+    step(f"VR diagrams of {len(A)} samples")
     dx = vr_diagrams(geometry.distances(geometry.coords, geometry.coords), maxdim)
+    step(f"VR diagrams of {len(f)} feature positions")
     df = vr_diagrams(geometry.distances(f, f), maxdim)
+    step("bottleneck distances")
     out = {"column_radius": r, "bound": 2 * r if covered else float("inf"), "covered": float(covered)}
     for k in range(maxdim + 1):
         out[f"bottleneck_H{k}"] = bottleneck(dx[k], df[k])
