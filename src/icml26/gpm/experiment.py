@@ -185,6 +185,64 @@ def compare_selectors(
     return curves, timings
 
 
+def real_data_experiment(
+    data: ResponseData,
+    *,
+    length: int,
+    max_length: int,
+    train_frac: float = 0.65,
+    seed: int = 0,
+    epochs: int = 5,
+    hidden: int = 64,
+    batch_size: int = 8,
+    patience: int = 2,
+) -> tuple[dict[str, Curves], dict[str, float]]:
+    """Adaptive tests on a real response table with held-out examinees.
+
+    The examinees are shuffled (``seed``); ``train_frac`` of them calibrate a 2PL bank and train the GPM policy,
+    the others take simulated adaptive tests on their own answers (each one's answered items split 80 / 20 into
+    the pool and held-out answers, :func:`split_pool`; an examinee whose pool is shorter than ``max_length`` is
+    left out and counted). Selectors: random, MFI, BECAT, a second BECAT on its own
+    random stream (the A/A partner: BECAT samples its ground sets) and GPM (path matching, the small preset's
+    schedule: batch 8, early stopping). Returns the curves to ``max_length`` items and the sizes and timings.
+    """
+    n, n_items = data.responses.shape
+    n_train = round(train_frac * n)
+    if not 2 <= n_train <= n - 2:
+        raise ValueError(f"{data.name}: {n} examinees cannot be split {train_frac:.0%} / {1 - train_frac:.0%}")
+    if not 1 <= length <= max_length:
+        raise ValueError(f"need 1 <= length ({length}) <= max_length ({max_length})")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    train, test = data.rows(order[:n_train]), data.rows(order[n_train:])
+    start = time.perf_counter()
+    bank, kept = calibrate(train.responses, "2pl")
+    info = {"examinees": float(n), "items": float(n_items), "items kept": float(len(kept)),
+            "train examinees": float(n_train), "test examinees": float(n - n_train),
+            "calibrate_s": time.perf_counter() - start}  # fmt: skip
+    x_train, x_test = train.responses[:, kept], test.responses[:, kept]
+    split = split_pool(x_test, rng)
+    # examinees who skipped many items have a pool too small for a test of max_length: they are left out
+    enough = split.pool.sum(axis=1) >= max_length
+    if enough.sum() < 2:
+        pool = int(split.pool.sum(axis=1).max())
+        raise ValueError(f"{data.name}: max_length {max_length} exceeds every test examinee's pool (<= {pool} items)")
+    x_test, split = x_test[enough], Split(split.pool[enough], split.heldout[enough])
+    info["test examinees"], info["test examinees left out (pool < max_length)"] = (
+        float(enough.sum()),
+        float((~enough).sum()),
+    )
+    gpm = GPMSelector(bank, test_length=length, hidden=hidden, batch_size=batch_size, epochs=epochs,
+                      patience=patience, seed=seed)  # fmt: skip
+    start = time.perf_counter()
+    gpm.fit(x_train)
+    info["train_gpm_s"] = time.perf_counter() - start
+    selectors = {"random": RandomSelector(), "mfi": MFISelector(), "becat": BECATSelector(),
+                 "becat (A/A)": BECATSelector(), "gpm": gpm}  # fmt: skip
+    curves = evaluate_selectors(bank, selectors, x_test, split, max_length, rng)
+    return curves, info
+
+
 def fewer_items(curves: dict[str, Curves], ours: str, baseline: str, length: int) -> float:
     """Fraction of questions saved: 1 - (items ``ours`` needs to reach ``baseline``'s RMSE at ``length``) / length.
 
