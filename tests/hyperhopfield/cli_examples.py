@@ -9,6 +9,9 @@ from pathlib import Path
 DATA = Path(__file__).parent / "data"
 
 EXAMPLES = [
+    ["fields", "--recording", "linear-track", "--bins", "20", "--out", "{tmp}/f.npz", "--json", "{tmp}/f.json"],
+    ["geometry", "--recording", "w-maze", "--boot", "2", "--null", "2", "--json", "{tmp}/b.json"],
+    ["decode", "--recording", "linear-track", "--folds", "3", "--window", "1", "--out", "{tmp}/dec.npy"],
     ["geometry", "--cells", "40", "--pairs", "20", "--seed", "1", "--json", "{tmp}/g.json"],
     ["geometry", "--widths", "constant", "--cells", "30", "--pairs", "10", "--out", "{tmp}/g.png"],
     ["capacity", "--dims", "2", "--radius", "2", "--p-max", "8", "--queries", "20", "--json", "{tmp}/c.json"],

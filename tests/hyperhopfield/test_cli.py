@@ -91,6 +91,14 @@ BAD = [
     ["decode", "--budget", "0"],
     ["decode", "--budget", "-3"],
     ["decode", "--queries", "100000000"],
+    ["geometry", "--cells", "100000", "--pairs", "100000"],  # each within its limit, the product is 75 GiB
+    ["geometry", "--cells", "400", "--betti"],
+    ["fields", "--recording", "linear-track", "--bins", "100000"],
+    ["fields"],  # no recording
+    ["fields", "--recording", "linear-track", "--units", "x.mat"],  # both
+    ["decode", "--recording", "w-maze", "--folds", "1"],
+    ["decode", "--recording", "w-maze", "--window", "0"],
+    ["geometry", "--recording", "w-maze", "--window", "nan"],
 ]
 
 
@@ -129,3 +137,101 @@ def test_help():
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
+
+
+def test_real_recording_verbs(tmp_path, capsys):
+    fj, fz, png = tmp_path / "f.json", tmp_path / "f.npz", tmp_path / "maps.png"
+    code, out, _ = run(
+        ["fields", "--recording", "linear-track", "--out", str(fz), "--plot", str(png), "--json", str(fj)], capsys
+    )
+    assert code == 0 and "place cells" in out and png.stat().st_size > 0
+    summary = json.loads(fj.read_text())
+    with np.load(fz) as z:
+        assert z["rate"].shape == (31, 50) and len(z["field_widths"]) == len(summary["field_widths"]) > 0
+    code, out, err = run(["decode", "--recording", "linear-track", "--folds", "3", "--json", "-"], capsys)
+    res = json.loads(out)  # --json -: stdout holds only the JSON, the messages go to stderr
+    assert code == 0 and "median error" in err
+    assert res["median_error_posterior_mean"] < res["median_error_chance"] / 2
+    code, out, _ = run(
+        [
+            "geometry",
+            "--recording",
+            "w-maze",
+            "--boot",
+            "3",
+            "--null",
+            "3",
+            "--out",
+            str(tmp_path / "b.png"),
+            "--json",
+            str(tmp_path / "b.json"),
+        ],
+        capsys,
+    )
+    geo = json.loads((tmp_path / "b.json").read_text())
+    assert code == 0 and "hyperbolic gain" in out and 0 <= geo["gain"] <= 1 and geo["units"] >= 4
+
+
+def test_user_spike_and_position_files(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    t = np.arange(0, 600, 1 / 30)
+    s = np.abs(((t / 10.0) % 2.0) - 1.0)
+    np.save(tmp_path / "pos.npy", np.stack([t, 100 + 300 * s], 1))
+    units = {
+        f"u{k}": t[rng.random(len(t)) < 10 / 30 * np.exp(-((s - c) ** 2) / 0.005)]
+        for k, c in enumerate(np.linspace(0.1, 0.9, 6))
+    }
+    np.savez(tmp_path / "units.npz", **units)
+    code, _, err = run(
+        [
+            "decode",
+            "--units",
+            str(tmp_path / "units.npz"),
+            "--position",
+            str(tmp_path / "pos.npy"),
+            "--all-units",
+            "--speed-min",
+            "0",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    # an output that names an input would destroy it: refused before any work
+    code, _, err = run(
+        [
+            "fields",
+            "--units",
+            str(tmp_path / "units.npz"),
+            "--position",
+            str(tmp_path / "pos.npy"),
+            "--out",
+            str(tmp_path / "units.npz"),
+        ],
+        capsys,
+    )
+    assert code == 2 and "overwrite" in err
+
+
+def test_issue52_decode_zero_rates_and_output_suffix(tmp_path, capsys):
+    zero = tmp_path / "F.npy"
+    np.save(zero, np.zeros((20, 5)))
+    np.save(tmp_path / "s.npy", np.linspace(0, 1, 20))
+    np.save(tmp_path / "c.npy", np.ones((3, 5)))
+    out = tmp_path / "est.npy"
+    code, _, err = run(
+        [
+            "decode",
+            "--counts",
+            str(tmp_path / "c.npy"),
+            "--rates",
+            str(zero),
+            "--positions",
+            str(tmp_path / "s.npy"),
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
+    assert code == 2 and "all zeros" in err and not out.exists()
+    code, _, err = run(["geometry", "--cells", "20", "--pairs", "5", "--out", str(tmp_path / "x.npy")], capsys)
+    assert code == 2 and ".png" in err and not (tmp_path / "x.npy").exists()

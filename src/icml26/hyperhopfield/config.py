@@ -43,9 +43,9 @@ class Config:
     cap_dims: tuple[int, ...] = (2, 3, 4)
     cap_radii: tuple[float, ...] = (2.0, 4.0, 8.0)
     cap_noise: float = 0.5
-    cap_p_max: int = 4096
+    cap_p_max: int = 2048
     cap_queries: int = 400
-    cap_draws: int = 40
+    cap_draws: int = 20
     """pattern sets per P (the queries are spread over them): the success rate is an average over pattern draws"""
     cap_beta_rho2: tuple[float, ...] = (4.0, 16.0, 64.0)
     """beta grid as beta * rho^2 (every memory is tuned on the same grid)."""
