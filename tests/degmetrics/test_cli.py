@@ -107,3 +107,40 @@ def test_bad_input_is_one_line_exit_2(tmp_path, systems, capsys):
 def test_help(systems, capsys):
     assert cli.main(["degmetrics", "--help"], systems) == 0
     assert "usage: icml26 degmetrics" in capsys.readouterr().out
+
+
+def test_simulate_refuses_a_screen_larger_than_memory_before_allocating(tmp_path, capsys, monkeypatch):
+    """The issue's case: each axis within its limit and the product under the simulator's 6e8 counts, but
+    480,000 cells x 1,000 genes need ~14 GiB at the peak: refused from the estimate, with 6 GiB available."""
+    import icml26.degmetrics.cli as deg_cli
+
+    monkeypatch.setattr(deg_cli, "available_memory", lambda: 6 * 2**30)
+    out = tmp_path / "x.h5ad"
+    code = cli.main(["degmetrics", "simulate", "--genes", "1000", "--cells", "20000", "--perturbations", "24",
+                 "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "GiB" in err and "simulate-disk" in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("verb, out", [("simulate", "x.csv"), ("simulate", "x.h5"), ("degs", "x.csv")])
+def test_output_suffix_is_checked(tmp_path, capsys, verb, out):
+    argv = ["degmetrics", verb, "--out", str(tmp_path / out)]
+    if verb == "degs":
+        argv += ["--real", str(tmp_path / "r.h5ad"), "--perturbation-key", "p", "--control", "c", "--data-scale",
+                 "counts"]  # fmt: skip
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "must end with .h5ad" in err and not (tmp_path / out).exists(), err
+
+
+def test_help_loads_no_pandas_or_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom icml26.degmetrics.cli import build_parser\nbuild_parser()\n"
+        "print([m for m in ('torch', 'pandas', 'anndata', 'scanpy') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "[]", out

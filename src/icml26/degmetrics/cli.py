@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_int, seed_int
 from icml26._util.io import atomic_output, check_output_path
-from icml26.degmetrics.config import MAX_CONTROL_BIAS, MAX_FOLD_CHANGE, MAX_SIM_AXIS, SIM_PRESETS
+from icml26.degmetrics.config import BYTES_PER_ENTRY, MAX_CONTROL_BIAS, MAX_FOLD_CHANGE, MAX_SIM_AXIS, SIM_PRESETS
 
 _AXIS = bounded_int(1, MAX_SIM_AXIS, what="simulator limit; cells x genes is bounded separately by memory")
 #: largest (perturbations + 1) x genes of the streaming path: two float64 running sums of this size (2 GB)
@@ -50,7 +51,7 @@ def _note_undefined(table) -> None:
 
 def _score(args: argparse.Namespace) -> int:
     if args.out:
-        check_output_path(args.out)
+        check_output_path(args.out, suffixes=(".csv",))
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import evaluate
 
@@ -87,7 +88,7 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _degs(args: argparse.Namespace) -> int:
-    check_output_path(args.out)
+    check_output_path(args.out, suffixes=(".h5ad",))
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import DEGReference
 
@@ -112,8 +113,33 @@ def _degs(args: argparse.Namespace) -> int:
     return 0
 
 
+def available_memory() -> int:
+    """Bytes this process may still allocate: the system's available memory, or the address-space limit if lower."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    try:
+        with open("/proc/meminfo") as fh:
+            free = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError):
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return min(free, limit) if limit != resource.RLIM_INFINITY else free
+
+
+def _check_fits_in_memory(cfg) -> None:
+    """Refuse, before any allocation, a screen whose cells x genes product needs more memory than there is."""
+    need = cfg.n_cells * cfg.n_genes * BYTES_PER_ENTRY
+    have = available_memory()
+    if need > 0.8 * have:
+        raise ValueError(
+            f"{cfg.n_cells:,} cells x {cfg.n_genes:,} genes need about {need / 2**30:.1f} GiB at the simulator's peak "
+            f"but {have / 2**30:.1f} GiB is available: lower --genes, --cells, --control-cells or --perturbations, "
+            "or use 'simulate-disk' (block by block)"
+        )
+
+
 def _simulate(args: argparse.Namespace) -> int:
-    check_output_path(args.out)
+    check_output_path(args.out, suffixes=(".h5ad",))
     from icml26.degmetrics.data import simulate
 
     changes = {
@@ -131,7 +157,9 @@ def _simulate(args: argparse.Namespace) -> int:
         }.items()
         if v is not None
     }
-    adata = simulate(SIM_PRESETS[args.preset], seed=args.seed, **changes)
+    cfg = SIM_PRESETS[args.preset].with_(**changes)  # validated: each axis and the product within their limits
+    _check_fits_in_memory(cfg)
+    adata = simulate(cfg, seed=args.seed)
     with atomic_output(args.out) as tmp:
         adata.write_h5ad(tmp)
     print(f"wrote {adata.n_obs} cells x {adata.n_vars} genes (raw counts, obs['perturbation']) to {args.out}")
@@ -192,7 +220,7 @@ def _check_save_dir(folder: str) -> None:
 
 def _baselines(args: argparse.Namespace) -> int:
     if args.out:
-        check_output_path(args.out)
+        check_output_path(args.out, suffixes=(".csv",))
     if args.save:
         _check_save_dir(args.save)
     from icml26.degmetrics.baselines import calibration_baselines
