@@ -55,20 +55,24 @@ def test_ema_normalisation_and_norm_cap():
     assert torch.equal(before, enc.running_mean)  # no update at inference
 
 
-def _reference_losses(model, window, p, dt, weights):
-    """Per-sample loop re-implementation drawing the same random numbers in the same order."""
+def _reference_losses(model, window, p, dt, weights, gamma=0.0):
+    """Per-sample loop re-implementation drawing the same random numbers in the same order.
+
+    The alignment target uses the masked coupling; the flows and the distortion term the unmasked one."""
     B, W, _ = window.shape
     m = model.n_latent
     K = sample_prefix_length(B, p, m)
     tau = torch.rand(B, 1, 1, dtype=window.dtype)
     s = torch.rand(B, 1, dtype=window.dtype)
-    align = cf = df = 0.0
+    align = cf = df = td = 0.0
     enc = model.encoder
     L, sq = enc.L, enc.d.sqrt()
     for i in range(B):
         mask = torch.tensor([1.0 if j < K[i] else 0.0 for j in range(m)], dtype=window.dtype)
-        x0 = torch.stack([enc.b + L @ (sq * mask * enc.features(window[i, w : w + 1])[0]) for w in range(W)])
-        align += ((window[i] - x0) ** 2).sum() / (B * W)
+        x0_masked = torch.stack([enc.b + L @ (sq * mask * enc.features(window[i, w : w + 1])[0]) for w in range(W)])
+        align += ((window[i] - x0_masked) ** 2).sum() / (B * W)
+        x0 = torch.stack([enc.b + L @ (sq * enc.features(window[i, w : w + 1])[0]) for w in range(W)])
+        td += (((window[i, -1] - window[i, -2]) - (x0[-1] - x0[-2])) ** 2).sum() / B
         t = tau[i, 0, 0]
         xt = (1 - t) * x0 + t * window[i]
         for w in range(W):
@@ -78,18 +82,37 @@ def _reference_losses(model, window, p, dt, weights):
         v = model.v_theta(torch.cat([xs, xt[:-1].reshape(-1)])[None], torch.stack([t, s[i, 0]])[None])[0]
         df += ((v - (xt[-1] - xt[-2]) / dt) ** 2).sum() / B
     a, b, e = weights
-    return {"align": align, "cf": cf, "df": df, "total": a * cf + b * df + e * align}
+    return {"align": align, "cf": cf, "df": df, "td": td, "total": a * cf + b * df + e * align + gamma * td}
 
 
 def test_losses_match_slow_reference():
     model = DCFModel(5, 4, history=1, hidden=8, depth=1).double().eval().requires_grad_(False)  # EMA fixed
     window = torch.randn(6, 3, 5, dtype=torch.float64)
     torch.manual_seed(3)
-    fast = dual_flow_losses(model, window, p=0.4, dt=0.5, weights=(1.0, 2.0, 0.5))
+    fast = dual_flow_losses(model, window, p=0.4, dt=0.5, weights=(1.0, 2.0, 0.5), gamma=0.7)
     torch.manual_seed(3)
-    slow = _reference_losses(model, window, 0.4, 0.5, (1.0, 2.0, 0.5))
-    for key in ("align", "cf", "df", "total"):
+    slow = _reference_losses(model, window, 0.4, 0.5, (1.0, 2.0, 0.5), gamma=0.7)
+    for key in ("align", "cf", "df", "td", "total"):
         assert math.isclose(fast[key].item(), slow[key].item(), rel_tol=1e-9), key
+
+
+def test_flows_see_the_unmasked_coupling_but_train_only_the_first_k():
+    """Issue 40 (the authors' code): u_phi sees every latent coordinate of x^(0), but coordinates beyond the
+    window's K get no gradient from the flow losses; with K = 1 in every window only mu_1's column moves."""
+    model = DCFModel(5, 4, history=1, hidden=8, depth=1).double().eval()
+    window = torch.randn(6, 3, 5, dtype=torch.float64)
+    mu = model.encoder.features(window.reshape(18, 5))
+    mu.retain_grad()
+    model.encoder.features = lambda x1: mu  # route the loss through this one tensor
+    losses = dual_flow_losses(model, window, p=1.0, weights=(1.0, 1.0, 0.0), gamma=1.0)  # p = 1: K = 1
+    losses["total"].backward()
+    assert mu.grad[:, 0].abs().sum() > 0
+    assert torch.all(mu.grad[:, 1:] == 0)
+    # ... while the flow's input still holds the tail: the masked coupling differs from what u_phi saw
+    with torch.no_grad():
+        full = model.encoder.couple(mu)
+        masked = model.encoder.couple(mu * torch.tensor([1.0, 0, 0, 0], dtype=torch.float64))
+    assert not torch.allclose(full, masked)
 
 
 def test_losses_without_nested_dropout_keep_every_coordinate():

@@ -114,7 +114,10 @@ class DualFlow(TransformerMixin, BaseEstimator):
     n_steps, batch_size, lr : int, int, float
         Adam training schedule (batch = frame windows).
     weights : tuple of 3 floats
-        (alpha, beta, eta) of L = alpha L_cf + beta L_df + eta L_align.
+        (alpha, beta, eta) of L = alpha L_cf + beta L_df + eta L_align + gamma L_td.
+    distortion_weight : float
+        gamma, the weight of the temporal-distortion term L_td (a frame step at tau = 0 matches the same step
+        in the data; the authors' code weights it 1, as the default here); 0 turns it off.
     max_latent : int or None
         Number m of latent coordinates (columns of L); default: the number of features.
     init_d : float
@@ -146,8 +149,8 @@ class DualFlow(TransformerMixin, BaseEstimator):
     feature_mask_ : array of bool, shape (n_features_in_,)
         Features kept (non-zero variance).
     mean_, scale_ : arrays of shape (n_features_in_,)
-    loss_history_ : array of shape (n_steps, 4)
-        Columns total, align, cf, df.
+    loss_history_ : array of shape (n_steps, 5)
+        Columns total, align, cf, df, td.
     nfe_ : int
         Function evaluations of the last ODE solve.
     """
@@ -163,6 +166,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
         batch_size: int = 256,
         lr: float = 1e-3,
         weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
+        distortion_weight: float = 1.0,
         max_latent: int | None = None,
         init_d: float = 0.05,
         solver: str = "dopri5",
@@ -183,6 +187,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
         self.batch_size = batch_size
         self.lr = lr
         self.weights = weights
+        self.distortion_weight = distortion_weight
         self.max_latent = max_latent
         self.init_d = init_d
         self.solver = solver
@@ -227,7 +232,13 @@ class DualFlow(TransformerMixin, BaseEstimator):
             raise ValueError("history must be >= 0 and n_steps, batch_size >= 1")
         if int(self.n_steps) > MAX_STEPS:
             raise ValueError(f"n_steps must be at most {MAX_STEPS:,}; got {self.n_steps}")
-        for name, low in (("latent_budget", 0.0), ("dt", 0.0), ("init_d", 0.0), ("lr", None)):
+        for name, low in (
+            ("latent_budget", 0.0),
+            ("dt", 0.0),
+            ("init_d", 0.0),
+            ("lr", None),
+            ("distortion_weight", None),
+        ):
             value = float(getattr(self, name))
             if not np.isfinite(value) or (value <= low if low is not None else value < 0):
                 raise ValueError(f"{name} must be a finite number {'> 0' if low is not None else '>= 0'}; got {value}")
@@ -305,7 +316,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
             coupling = [model.encoder.log_d, model.encoder.A, model.encoder.b]
             others = [q for q in model.parameters() if all(q is not c for c in coupling)]
             optimiser = torch.optim.Adam([{"params": others}, {"params": coupling, "lr": 10 * self.lr}], lr=self.lr)
-            history = np.zeros((int(self.n_steps), 4))
+            history = np.zeros((int(self.n_steps), 5))
             steps = range(int(self.n_steps))
             if self.verbose:
                 from tqdm.auto import tqdm
@@ -315,11 +326,13 @@ class DualFlow(TransformerMixin, BaseEstimator):
             for step in steps:
                 batch = torch.as_tensor(rng.integers(0, len(index), size=min(self.batch_size, len(index))))
                 window = Z[torch.as_tensor(index)[batch]]  # (B, h+2, D)
-                losses = dual_flow_losses(model, window, p, dt=self.dt, weights=tuple(self.weights))
+                losses = dual_flow_losses(
+                    model, window, p, dt=self.dt, weights=tuple(self.weights), gamma=float(self.distortion_weight)
+                )
                 optimiser.zero_grad()
                 losses["total"].backward()
                 optimiser.step()
-                history[step] = [losses[k].item() for k in ("total", "align", "cf", "df")]
+                history[step] = [losses[k].item() for k in ("total", "align", "cf", "df", "td")]
                 if step % 500 == 0:
                     logger.info("step %d: %s", step, {k: round(v.item(), 4) for k, v in losses.items()})
         model.eval()

@@ -192,7 +192,7 @@ class DCFModel(nn.Module):
         hidden: int = 128,
         depth: int = 3,
         norm_cap: float | None = None,
-        momentum: float = 0.99,
+        momentum: float = 0.9,
         frame_shape: tuple[int, int] | None = None,
         init_d: float = 0.05,
     ) -> None:
@@ -224,8 +224,9 @@ def dual_flow_losses(
     p: float | None,
     dt: float = 1.0,
     weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    gamma: float = 0.0,
 ) -> dict[str, torch.Tensor]:
-    """The three losses of DCF on a batch of frame windows.
+    """The losses of DCF on a batch of frame windows.
 
     Parameters
     ----------
@@ -237,24 +238,37 @@ def dual_flow_losses(
     dt : float
         Time between frames.
     weights : (alpha, beta, eta)
+    gamma : float
+        Weight of the temporal-distortion term L_td (0: off).
 
     Returns
     -------
-    dict with ``align``, ``cf``, ``df`` and ``total``:
+    dict with ``align``, ``cf``, ``df``, ``td`` and ``total``:
 
-    - L_align = E ||x^(1) - (b + L D^{1/2} (m_K ⊙ mu_psi(x^(1))))||^2
+    - L_align = E ||x^(1) - (b + L D^{1/2} (m_K ⊙ mu_psi(x^(1))))||^2 (the masked coupling)
     - L_cf = E ||u_phi(x^(tau), tau) - (x^(1) - x^(0))||^2 with x^(tau) = (1 - tau) x^(0) + tau x^(1) (Eq. 3)
     - L_df = E ||v_theta(x, tau, s, x_hist) - (x^(tau)_{k+1} - x^(tau)_k)/dt||^2 with
       x = (1 - s) x^(tau)_k + s x^(tau)_{k+1} (Eq. 4, the double interpolation)
-    - total = alpha L_cf + beta L_df + eta L_align.
+    - L_td = E ||(x^(1)_{k+1} - x^(1)_k) - (x^(0)_{k+1} - x^(0)_k)||^2: a frame step in the compressed space
+      matches the same step in the data space (the compressive flow does not distort time)
+    - total = alpha L_cf + beta L_df + eta L_align + gamma L_td.
+
+    Only L_align sees the nested-dropout mask. The flows and L_td use the **unmasked** x^(0) = b + L D^{1/2} mu,
+    with gradients reaching the encoder through the first K coordinates only (the tail enters as a constant):
+    this is the authors' public code. Masking x^(0) in the flows too (our v1-v3 reading) made u_phi transport
+    each frame to a mixture over K of truncated latents, so the flowed latent of a frame was partly zeroed.
     """
     B, W, D = window.shape  # W = h + 2
     m = model.n_latent
     K = torch.full((B,), m, device=window.device) if p is None else sample_prefix_length(B, p, m).to(window.device)
     mask = (torch.arange(1, m + 1, device=window.device)[None, :] <= K[:, None]).to(window.dtype)  # (B, m)
+    mask = mask.repeat_interleave(W, dim=0)  # (B W, m), same K per window
     x1 = window.reshape(B * W, D)
-    x0 = model.encoder(x1, mask.repeat_interleave(W, dim=0)).reshape(B, W, D)  # Eq. 1, same K per window
-    l_align = ((window - x0) ** 2).sum(-1).mean()
+    mu = model.encoder.features(x1)  # (B W, m), Eq. 2
+    x0_masked = model.encoder.couple(mu * mask).reshape(B, W, D)  # Eq. 1
+    mu_flow = mu * mask + mu.detach() * (1 - mask)  # unmasked value, gradient through the first K coordinates
+    x0 = model.encoder.couple(mu_flow).reshape(B, W, D)
+    l_align = ((window - x0_masked) ** 2).sum(-1).mean()
 
     tau = torch.rand(B, 1, 1, dtype=window.dtype, device=window.device)
     x_tau = (1 - tau) * x0 + tau * window  # Eq. 3, (B, W, D)
@@ -269,6 +283,8 @@ def dual_flow_losses(
     v_pred = model.dynamical(x_s, tau[:, 0], s, x_tau[:, :-1])
     l_df = ((v_pred - v_star) ** 2).sum(-1).mean()
 
+    l_td = (((window[:, -1] - window[:, -2]) - (x0[:, -1] - x0[:, -2])) ** 2).sum(-1).mean()
+
     alpha, beta, eta = weights
-    total = alpha * l_cf + beta * l_df + eta * l_align
-    return {"align": l_align, "cf": l_cf, "df": l_df, "total": total}
+    total = alpha * l_cf + beta * l_df + eta * l_align + gamma * l_td
+    return {"align": l_align, "cf": l_cf, "df": l_df, "td": l_td, "total": total}
