@@ -54,7 +54,7 @@ def guarded(run, p, X, y, seed):
 
 def run_ours(p, X, y, seed):
     t = time.perf_counter()
-    model = ExhaustiveSR(max_size=p.size, ops=p.ops, seed=seed).fit(X, y, p.variables)
+    model = ExhaustiveSR(max_size=p.size, ops=p.ops, random_state=seed).fit(X, y, p.variables)
     dt = time.perf_counter() - t
     return {
         "time_s": dt,

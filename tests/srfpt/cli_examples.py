@@ -27,3 +27,7 @@ EXAMPLES = [
     ["count", "--max-depth", "2", "--json", "-"],
     ["reduce-clique", "--graph", GRAPH, "-k", "3", "--csv", "{tmp}/inst.csv"],
 ]
+EXAMPLES += [
+    ["sample", "pmlb-vineyard", "--out", "{tmp}/v.csv", "-n", "40", "--seed", "2"],
+    ["search", "{tmp}/v.csv", "--max-size", "3", "--test-fraction", "0.25", "--seed", "1", "--json", "{tmp}/v.json"],
+]

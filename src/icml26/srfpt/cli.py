@@ -8,11 +8,12 @@ import re
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_float, seed_int
+from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, seed_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path
 from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
-from icml26.srfpt.data import PROBLEMS, get_problem, load_csv, sample
+from icml26.srfpt.data import PMLB_SETS, PROBLEMS, get_problem, heldout_split, load_csv, load_pmlb, sample
 from icml26.srfpt.enumerate import enumerate_library
+from icml26.srfpt.fit import eval_tree
 from icml26.srfpt.primitives import DEFAULT_OPS, PRIMITIVES, parse_ops
 from icml26.srfpt.reduction import clique_to_sr, has_clique_bruteforce, read_edge_list, solve_sr_instance
 from icml26.srfpt.search import ExhaustiveSR, estimate_trees
@@ -28,6 +29,16 @@ def _constants(text: str) -> tuple[float, ...]:
 
 
 SEED = seed_int  # the shared 32-bit seed type
+
+
+def _open_fraction(text: str) -> float:
+    """A held-out fraction strictly between 0 and 1."""
+    value = finite_float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction strictly between 0 and 1")
+    return value
+
+
 RAY_ADDRESS = re.compile(r"^(local|auto|(ray://)?[A-Za-z0-9._-]+:[0-9]{1,5})$")
 
 
@@ -73,9 +84,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", required=True)
     ops_help = f"comma-separated operators (default {','.join(DEFAULT_OPS)}); known: {','.join(PRIMITIVES)}"
 
-    s = sub.add_parser("search", help="exhaustive search on a CSV file; prints the Pareto front")
-    s.add_argument("data", help="CSV file with a header row")
-    s.add_argument("--target", required=True, help="name of the target column")
+    s = sub.add_parser(
+        "search",
+        help="exhaustive search on a CSV or PMLB .tsv.gz file; prints the Pareto front",
+        description="Reads a numeric CSV (or PMLB's tab-separated .tsv / .tsv.gz) with a header row, searches every "
+        "expression tree up to the size or depth bound and prints the Pareto front (size, MSE, description length, "
+        "expression); with --test-fraction the rows are split once (seeded by --seed) before the search and every "
+        "front point is also scored by R^2 on the held-out rows. Writes nothing unless --json PATH. Example: "
+        "icml26 srfpt sample pmlb-esl --out esl.csv && icml26 srfpt search esl.csv --max-size 5 --test-fraction 0.25",
+    )
+    s.add_argument("data", help="CSV file with a header row, or a PMLB .tsv / .tsv.gz file")
+    s.add_argument("--target", default="target", help="name of the target column (PMLB's and sample's: target)")
+    s.add_argument(
+        "--test-fraction",
+        type=_open_fraction,
+        default=None,
+        help="hold this fraction of the rows out (split fixed by --seed before the search) and report test R^2",
+    )
     s.add_argument("--max-size", type=SEARCH_SIZE, default=7, help="size bound k (nodes)")
     s.add_argument("--max-depth", type=SEARCH_DEPTH, default=None, help="depth bound D (instead of a size bound)")
     s.add_argument("--ops", default=",".join(DEFAULT_OPS), help=ops_help)
@@ -114,8 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--csv", default=None, help="write the SR instance (columns x0.., y) to this CSV file")
     r.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
 
-    p = sub.add_parser("sample", help="write data of a benchmark problem to CSV")
-    p.add_argument("problem", help=f"one of {', '.join(PROBLEMS)}; the output column is 'target'")
+    p = sub.add_parser(
+        "sample",
+        help="write data of a benchmark problem, or a bundled real PMLB set, to CSV",
+        description="Writes a CSV (columns: the variables, then 'target'): points drawn from a ground-truth problem, "
+        "or the rows of a bundled real PMLB regression set (pmlb-vineyard, pmlb-esl, pmlb-pollen, pmlb-cpu_act; "
+        "-n then draws that many rows without replacement, and --noise must be 0). Example: "
+        "icml26 srfpt sample pmlb-vineyard --out vineyard.csv",
+    )
+    p.add_argument(
+        "problem", help=f"one of {', '.join(PROBLEMS)}, or pmlb-<{'|'.join(PMLB_SETS)}>; the output column is 'target'"
+    )
     p.add_argument("--out", required=True, help="output .csv path")
     p.add_argument(
         "-n",
@@ -140,6 +174,10 @@ def _search(args) -> int:
     if args.workers is not None and args.ray_address != "local":
         raise ValueError("--workers sets the CPUs of a local Ray instance: use it with --ray-address local")
     X, y, names = load_csv(check_input_file(args.data, what="data file"), args.target)
+    test = None
+    if args.test_fraction is not None:
+        train, test = heldout_split(len(y), args.test_fraction, seed=args.seed)
+        X, y, Xt, yt = X[train], y[train], X[test], y[test]
     model = ExhaustiveSR(
         max_size=args.max_size,
         max_depth=args.max_depth,
@@ -155,6 +193,10 @@ def _search(args) -> int:
         {"size": p.size, "mse": p.mse, "description_length": p.description_length, "expression": str(p.expression)}
         for p in model.pareto_
     ]
+    if test is not None:  # every front point scored on the held-out rows
+        for row, p in zip(front, model.pareto_, strict=True):
+            pred = p.params[0] + p.params[1] * eval_tree(p.tree, model.ops_, Xt, list(p.params[2:]))
+            row["test_r2"] = _r2(pred, yt)
     out = {
         "best": str(model.expression_),
         "best_size": model.size_,
@@ -165,15 +207,28 @@ def _search(args) -> int:
         "trees_evaluated": model.n_evaluated_,
         "seconds": model.timings_["total_s"],
     }
+    if test is not None:
+        out |= {"train_rows": len(y), "test_rows": len(yt), "best_test_r2": _r2(model.predict(Xt), yt)}
     if _emit_json(out, args.json):
         return 0
     print(f"{model.n_trees_:,} labelled trees covered; {model.n_distinct_:,} distinct functions", end="")
     print(f"; {out['seconds']:.2f} s")
-    print(f"{'size':>4}  {'mse':>12}  {'DL':>10}  expression")
+    r2_col = f"  {'test R2':>8}" if test is not None else ""
+    print(f"{'size':>4}  {'mse':>12}  {'DL':>10}{r2_col}  expression")
     for p in front:
-        print(f"{p['size']:>4}  {p['mse']:12.4g}  {p['description_length']:10.1f}  {p['expression']}")
+        r2 = f"  {p['test_r2']:8.4f}" if test is not None else ""
+        print(f"{p['size']:>4}  {p['mse']:12.4g}  {p['description_length']:10.1f}{r2}  {p['expression']}")
     print(f"best (minimum description length): {out['best']}")
+    if test is not None:
+        print(f"held-out R2 of the best: {out['best_test_r2']:.4f} ({len(yt)} of {len(yt) + len(y)} rows held out)")
     return 0
+
+
+def _r2(pred: np.ndarray, y: np.ndarray) -> float | None:
+    """Coefficient of determination on held-out rows; None (JSON null) when the model is not finite there."""
+    if not np.isfinite(pred).all():
+        return None
+    return float(1.0 - np.mean((pred - y) ** 2) / max(float(np.var(y)), 1e-300))
 
 
 def _count(args) -> int:
@@ -264,6 +319,21 @@ def _write_csv(path, table: np.ndarray, header: str) -> None:
 
 def _sample(args) -> int:
     check_output_path(args.out, suffixes=(".csv",))  # sample writes CSV: refuse a.npy rather than mislabel it
+    if args.problem.startswith("pmlb-"):
+        name = args.problem.removeprefix("pmlb-")
+        if name not in PMLB_SETS:
+            raise ValueError(f"unknown PMLB set {name!r}; bundled: {', '.join(PMLB_SETS)}")
+        if args.noise:
+            raise ValueError("--noise applies to ground-truth problems; a real PMLB set is written as it is")
+        X, y, names = load_pmlb(name)
+        if args.n is not None:
+            if args.n > len(y):
+                raise ValueError(f"-n {args.n} is more than the {len(y)} rows of {name}")
+            rows = np.sort(np.random.default_rng(args.seed).choice(len(y), args.n, replace=False))
+            X, y = X[rows], y[rows]
+        _write_csv(args.out, np.column_stack([X, y]), ",".join([*names, "target"]))
+        print(f"wrote {len(y)} rows of the PMLB set {name} ({X.shape[1]} features) to {args.out}")
+        return 0
     problem = get_problem(args.problem)
     X, y = sample(problem, args.n, noise=args.noise, seed=args.seed)
     header = ",".join([*problem.variables, "target"])

@@ -12,6 +12,8 @@ linear scaling ``a + b f`` free): an upper bound on the smallest tree, which bou
 from __future__ import annotations
 
 import csv
+import gzip
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,7 +200,10 @@ def numeric_match(predict, problem: Problem, *, n: int = 2000, rel_tol: float = 
 
 
 def load_csv(path: str | Path, target: str):
-    """Read a numeric CSV with a header row; return ``X, y, names`` (validated).
+    """Read a numeric CSV (or PMLB's tab-separated ``.tsv``/``.tsv.gz``) with a header row; return ``X, y, names``.
+
+    The delimiter follows the suffix (``.tsv`` or ``.tsv.gz``: tab; otherwise comma); a ``.gz`` file is
+    decompressed. Everything is validated.
 
     Raises
     ------
@@ -210,11 +215,16 @@ def load_csv(path: str | Path, target: str):
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not a CSV file")
+    suffixes = [x.lower() for x in path.suffixes]
+    delimiter = "\t" if ".tsv" in suffixes else ","
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+        opener = gzip.open if suffixes[-1:] == [".gz"] else open
+        with opener(path, "rt", newline="", encoding="utf-8") as fh:
+            rows = [r for r in csv.reader(fh, delimiter=delimiter) if r and any(c.strip() for c in r)]
     except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a UTF-8 text CSV file") from None
+        raise ValueError(f"{path}: not a UTF-8 text {'TSV' if delimiter == chr(9) else 'CSV'} file") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise ValueError(f"{path}: not a readable gzip file ({exc})") from None
     except csv.Error as exc:
         raise ValueError(f"{path}: malformed CSV ({exc})") from None
     if len(rows) < 3:
@@ -244,3 +254,46 @@ def load_csv(path: str | Path, target: str):
     if bad_names:
         raise ValueError(f"{path}: column names must be identifiers; got {bad_names}")
     return np.delete(arr, t, axis=1), arr[:, t], names
+
+
+# --- real data: PMLB regression sets --------------------------------------------------------------------
+
+#: PMLB sets bundled in ``srfpt/pmlb/`` (MIT; see its README): short name -> file.
+PMLB_DIR = Path(__file__).parent / "pmlb"
+PMLB_SETS = {
+    "vineyard": "192_vineyard.tsv.gz",
+    "esl": "1027_ESL.tsv.gz",
+    "pollen": "529_pollen.tsv.gz",
+    "cpu_act": "197_cpu_act_1000.tsv.gz",  # 1000 of the 8192 rows; all 21 features
+}
+
+
+def load_pmlb(name_or_path: str | Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """A PMLB regression set as ``X (n, v), y (n,), feature names``.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A bundled set (``vineyard``, ``esl``, ``pollen``, ``cpu_act``; PMLB's ``192_vineyard`` spelling works
+        too) or the path of any PMLB ``.tsv.gz`` / ``.tsv`` file (PMLB's format: tab-separated, header row, target
+        column ``target``), e.g. the full ``197_cpu_act.tsv.gz`` of a PMLB checkout.
+    """
+    key = str(name_or_path).lower()
+    key = key.split("_", 1)[1] if key.split("_", 1)[0].isdigit() and "/" not in key else key
+    if key in PMLB_SETS:
+        return load_csv(PMLB_DIR / PMLB_SETS[key], "target")
+    path = Path(name_or_path)
+    if not path.exists():
+        raise ValueError(f"{name_or_path!r} is neither a bundled PMLB set ({', '.join(PMLB_SETS)}) nor a file")
+    return load_csv(path, "target")
+
+
+def heldout_split(n: int, test_fraction: float = 0.25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices ``(train, test)`` of a random held-out split, fixed by ``seed`` before any search runs."""
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1); got {test_fraction}")
+    n_test = round(test_fraction * n)
+    if n_test < 2 or n - n_test < 2:
+        raise ValueError(f"a {test_fraction:g} held-out split of {n} rows leaves fewer than 2 rows on one side")
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
