@@ -112,3 +112,20 @@ def test_unknown_embedding_and_bad_init_d_are_refused(tmp_path, capsys):
     assert not (tmp_path / "s.npz").exists()
     with pytest.raises(ValueError, match="init_d"):
         DualFlow(n_steps=1, init_d=0.0).fit(np.random.default_rng(0).normal(size=(2, 6, 3)))
+
+
+def test_budget_is_bounded_and_help_loads_no_torch(tmp_path, capsys):
+    """Issue 52: --budget beyond any data's features (or below 1) is refused at parse time; the parser (and
+    --help) is built without importing torch (the package's names load lazily)."""
+    import subprocess
+    import sys
+
+    for budget in ("1e300", "0.5"):
+        code, _, err = _run(capsys, "fit", str(tmp_path / "x.npy"), "--budget", budget, "--out", str(tmp_path / "m.pt"))
+        assert code == 2 and "--budget" in err and len(err.strip().splitlines()) == 1, err
+    probe = (
+        "import sys\nfrom icml26.dualflow.cli import build_parser\nbuild_parser()\n"
+        "print([m for m in ('torch', 'sklearn', 'pandas') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "[]", out

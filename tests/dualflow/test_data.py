@@ -120,7 +120,7 @@ def test_load_array_bad_files(tmp_path):
     with pytest.raises(ValueError, match=r"\.npy or \.npz"):
         load_array(tmp_path / "x.csv")
     (tmp_path / "bad.npy").write_text("garbage")
-    with pytest.raises(ValueError, match="not a readable"):
+    with pytest.raises(ValueError, match=r"not a NumPy \.npy/\.npz file"):
         load_array(tmp_path / "bad.npy")
     np.save(tmp_path / "r4.npy", np.zeros((2, 2, 2, 2)))
     with pytest.raises(ValueError, match="expected shape"):

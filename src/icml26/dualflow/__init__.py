@@ -15,9 +15,9 @@ was not recovered (see ``README.md``). Public API: :class:`DualFlow` (scikit-lea
 generators and loaders of :mod:`icml26.dualflow.data`, and the baselines of :mod:`icml26.dualflow.baselines`.
 """
 
+from importlib import import_module
+
 from icml26.dualflow.config import PRESETS, DualFlowConfig, preset
-from icml26.dualflow.data import load_array, make_rotating_video, make_spiking_dataset
-from icml26.dualflow.estimator import DualFlow, effective_dimension
 
 __all__ = [
     "PRESETS",
@@ -29,3 +29,23 @@ __all__ = [
     "make_spiking_dataset",
     "preset",
 ]
+
+# Each public name and the module defining it: imported on first use, so `icml26 <id> --help` and the
+# CLI's parser never load torch (PEP 562).
+_LAZY = {
+    "DualFlow": "icml26.dualflow.estimator",
+    "effective_dimension": "icml26.dualflow.estimator",
+    "load_array": "icml26.dualflow.data",
+    "make_rotating_video": "icml26.dualflow.data",
+    "make_spiking_dataset": "icml26.dualflow.data",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

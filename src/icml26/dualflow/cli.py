@@ -13,9 +13,10 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, fraction, nonnegative_int, positive_float
+from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, fraction, nonnegative_int
 from icml26._util.io import check_output_path, save_npy, save_npz
 from icml26.dualflow.config import MAX_SIMULATE_FRAMES, MAX_STEPS
 
@@ -68,7 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="fit DualFlow on trials in a .npy/.npz file; writes a checkpoint")
     f.add_argument("data", help="trials: .npy (trials, time, features) or .npz")
     f.add_argument("--key", help="array name inside a .npz file")
-    f.add_argument("--budget", type=positive_float, default=10.0, help="latent budget E[K] = 1/p of nested dropout")
+    f.add_argument(
+        "--budget",
+        type=bounded_float(1.0, 1e5, what="E[K] = 1/p is at least 1 latent and at most the data's features"),
+        default=10.0,
+        help="latent budget E[K] = 1/p of nested dropout",
+    )
     f.add_argument("--preset", choices=["smoke", "small", "paper"], default="small", help="hyper-parameter preset")
     f.add_argument(
         "--steps", type=bounded_int(1, MAX_STEPS, what="step limit"), help="override the preset's number of Adam steps"
@@ -161,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.frame_shape is not None:
             kwargs["frame_shape"] = tuple(args.frame_shape)
         X = load_array(args.data, args.key)
-        est = DualFlow(**kwargs, random_state=args.seed, verbose=True).fit(X)
+        from icml26._util.progress import QUIET
+
+        show = sys.stderr.isatty() and not QUIET  # a bar on a terminal only: no carriage returns in a log file
+        est = DualFlow(**kwargs, random_state=args.seed, verbose=show).fit(X)
         est.save(args.out)
         print(f"wrote {args.out}: K_eff = {est.effective_dim_}, final loss {est.loss_history_[-1, 0]:.4g}")
     elif args.verb == "embed":

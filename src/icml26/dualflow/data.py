@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
+from icml26._util.io import load_array as read_array
+
 __all__ = [
     "SpikingDataset",
     "integrate_system",
@@ -267,7 +269,7 @@ def load_array(path: str | Path, key: str | None = None) -> np.ndarray | list[np
     if path.stat().st_size == 0:
         raise ValueError(f"{path}: the file is empty")
     try:
-        loaded = np.load(path, allow_pickle=False)
+        loaded = read_array(path, what="trials file")  # NumPy's header checked first: no pickle advice
         if path.suffix == ".npy":
             return _validate_trials(_check_rank(_real(loaded, str(path)), str(path)), str(path))
         with loaded:
@@ -284,6 +286,8 @@ def load_array(path: str | Path, key: str | None = None) -> np.ndarray | list[np
     except Exception as exc:
         if isinstance(exc, ValueError | OSError) and str(exc).startswith(str(path)):
             raise  # our own message, naming the file
+        if "NumPy's header" in str(exc):
+            raise ValueError(f"{path}: not a NumPy .npy/.npz file (it lacks NumPy's header)") from None
         # numpy raises UnpicklingError / zipfile / EOF errors for foreign files
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"{path}: not a readable numpy file ({type(exc).__name__}: {first})") from None
