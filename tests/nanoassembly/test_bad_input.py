@@ -84,3 +84,27 @@ def test_loaders_name_the_file_and_the_cause(tmp_path, plan_file):
     npy.write_bytes(b"\x93NUMPY garbage")
     with pytest.raises(ValueError, match="not a saved Q-learning agent"):
         main(["assemble", "--plan", str(plan_file), "--agent", str(npy)])
+
+
+def test_documented_maximum_is_what_plans_in_about_a_minute(tmp_path):
+    """Issue 52: 'plan --target blob:5000' (the old documented maximum) ran for hours in silence; the maximum is
+    now 1,000 (about a minute on one core), 5,000 is refused at once, and planning reports every stage."""
+    assert MAX_SITES == 1_000
+    with pytest.raises(ValueError, match="at most 1,000"):
+        main(["plan", "--target", "blob:5000", "--out", str(tmp_path / "p.json")])
+    from icml26.nanoassembly.assembly import plan_assembly
+    from icml26.nanoassembly.data import make_instance, structure
+
+    starts, targets, shape = make_instance(structure("block:9"), 12, seed=0)
+    stages: list[str] = []
+    plan_assembly(starts, targets, shape, progress=stages.append)
+    assert stages[0].startswith("assignment of 9 targets") and stages[-1].startswith("sat schedule")
+    assert any(s.startswith("repair round 1:") for s in stages)
+
+
+def test_render_is_an_output_and_half_width_is_bounded(plan_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["assemble", "--plan", str(plan_file), "--render", str(plan_file)])
+    assert exc.value.code == 2 and "would overwrite" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["plan", "--target", "block:4", "--half-width", "1e300", "--out", str(plan_file)])

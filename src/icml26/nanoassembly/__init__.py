@@ -13,9 +13,6 @@ Reference: ICML 2026 (title not recovered; only the abstract is public). Everyth
 (lattice, physics, encoding) is our design, see README "Deviations from the paper".
 """
 
-from icml26.nanoassembly.assembly import Plan, plan_assembly, verify_plan
-from icml26.nanoassembly.schedule import ScheduleInfeasibleError
-
 __all__ = [
     "AdaptiveSetpoint",
     "AssembleEnv",
@@ -29,7 +26,15 @@ __all__ = [
 ]
 
 
-def __getattr__(name):  # gymnasium and the agents load only when asked for
+def __getattr__(name):  # scipy, the SAT solver, gymnasium and the agents load only when asked for (fast --help)
+    if name in ("Plan", "plan_assembly", "verify_plan"):
+        from icml26.nanoassembly import assembly
+
+        return getattr(assembly, name)
+    if name == "ScheduleInfeasibleError":
+        from icml26.nanoassembly.schedule import ScheduleInfeasibleError
+
+        return ScheduleInfeasibleError
     if name in ("MoveMoleculeEnv", "AssembleEnv"):
         from icml26.nanoassembly import env
 

@@ -13,6 +13,7 @@ import itertools
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,6 +160,7 @@ def plan_assembly(
     scheduler: str = "sat",
     target_of: np.ndarray | None = None,
     tie_seed: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Plan:
     """Plan the assembly of ``targets`` from molecules at ``starts``.
 
@@ -190,6 +192,9 @@ def plan_assembly(
         random one (a negative control); ``stats["optimal_distance"]`` stays the assignment optimum.
     tie_seed : int, optional
         Greedy scheduler only: break its priority ties at random with this seed (see :func:`list_schedule`).
+    progress : callable, optional
+        ``progress(stage)`` is called as each stage starts (assignment, every repair round, scheduling): the
+        repair of a 1,000-molecule blob runs for about a minute.
 
     Raises
     ------
@@ -214,7 +219,9 @@ def plan_assembly(
         d = np.linalg.norm(targets[:, None] - targets[None], axis=-1) + np.eye(len(targets)) * 1e9
         if d.min() < 2 * half_width - 1e-9:
             raise ValueError(f"targets closer than the molecule footprint 2*half_width = {2 * half_width}")
+    note = progress if progress is not None else (lambda stage: None)
     t0 = time.perf_counter()
+    note(f"assignment of {len(targets)} targets")
     optimal_target_of, optimum = assign(starts, targets, metric)
     if target_of is None:
         target_of = optimal_target_of
@@ -224,7 +231,9 @@ def plan_assembly(
         if target_of.shape != (len(starts),) or sorted(given.tolist()) != list(range(len(targets))):
             raise ValueError("target_of must give each target to exactly one molecule (-1 for surplus ones)")
     t1 = time.perf_counter()
-    rep = repair(starts, targets, target_of, shape, metric, half_width, max_iter=2000 if repair_conflicts else 0)
+    rep = repair(
+        starts, targets, target_of, shape, metric, half_width, max_iter=2000 if repair_conflicts else 0, progress=note
+    )
     t2 = time.perf_counter()
     paths = [
         move_path(rep.waypoints[j][leg], rep.waypoints[j][leg + 1], metric, (j, leg) in rep.flips)
@@ -232,6 +241,7 @@ def plan_assembly(
     ]
     conflicts = rep.conflicts if precedence else Conflicts(moves=rep.conflicts.moves)
     total = float(sum(path_length(p) for p in paths))
+    note(f"{scheduler} schedule of {len(paths)} moves")
     try:
         if scheduler == "sat":
             steps, info = sat_schedule(conflicts, paths, half_width, n_tips, solver)

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, positive_float, positive_int, seed_int
+from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, positive_int, seed_int
 from icml26._util.io import atomic_output, check_output_path
 from icml26.nanoassembly.data import MAX_SIDE
 
@@ -33,7 +33,17 @@ def _plan(args) -> int:
         if args.size is not None:  # random layouts choose their own surface (about 12 % coverage)
             raise ValueError("--size applies only to a molecules CSV; random:M picks the surface size itself")
         starts, targets, shape = random_molecules(args.molecules, targets, seed=args.seed)
-    plan = plan_assembly(starts, targets, shape, metric=args.metric, half_width=args.half_width, n_tips=args.tips)
+    from icml26._util.progress import progress
+
+    with progress(desc="plan", unit="stage") as bar:  # a repair round per step: a minute for 1,000 molecules
+
+        def stage(name: str) -> None:
+            bar.set_postfix_str(name, refresh=False)
+            bar.update(1)
+
+        plan = plan_assembly(
+            starts, targets, shape, metric=args.metric, half_width=args.half_width, n_tips=args.tips, progress=stage
+        )
     plan.save(args.out)
     s = plan.stats
     print(
@@ -135,7 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--molecules", default="random:", help="random:M (M >= targets) or a CSV of x,y sites")
     p.add_argument("--size", type=_size, default=None, help=f"surface WxH, at most {MAX_SIDE} a side (molecules CSV)")
     p.add_argument("--metric", choices=["euclidean", "manhattan"], default="euclidean", help="drag path metric")
-    p.add_argument("--half-width", type=positive_float, default=0.5, help="corridor half-width (lattice constants)")
+    p.add_argument(
+        "--half-width",
+        type=bounded_float(0.0, 100.0, open_low=True, what="a corridor wider than the largest surface side"),
+        default=0.5,
+        help="corridor half-width (lattice constants)",
+    )
     p.add_argument("--tips", type=positive_int, default=None, help="at most this many moves per layer")
     p.add_argument("--seed", type=SEED, default=0, help="random seed (layouts, blob shapes)")
     p.add_argument("--out", required=True, help="plan JSON file to write")
@@ -159,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", required=True, help="plan JSON file (must pass 'verify')")
     p.add_argument("--agent", default="scripted", help="a saved agent .npz or 'scripted'")
     p.add_argument("--physics", choices=PRESETS, default="tip-changes", help="STM physics preset of the environment")
-    p.add_argument("--render", default=None, help="write frames to a .gif (or the last frame to .png)")
+    p.add_argument("--render", default=None, output=True, help="write frames to a .gif (or the last frame to .png)")
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.set_defaults(func=_assemble)
     return parser

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -322,6 +323,7 @@ def repair(
     metric: str = "euclidean",
     half_width: float = 0.5,
     max_iter: int = 2000,
+    progress: Callable[[str], None] | None = None,
 ) -> RepairResult:
     """Break precedence cycles and blockings by target swaps, then by parking (step 4).
 
@@ -340,10 +342,12 @@ def repair(
     flips: set[tuple[int, int]] = set()  # (molecule, leg) of the moves turned round
     flip_tried: set[tuple[int, int]] = set()
     n_swaps = 0
-    for _ in range(max_iter):
+    for round_ in range(max_iter):
         wps = _waypoints(starts, targets, target_of, parks)
         conf = find_conflicts(wps, metric, half_width, flips)
         problems = _problems(conf)
+        if progress is not None:
+            progress(f"repair round {round_ + 1}: {len(problems)} conflicts, {n_swaps} swaps, {len(parks)} parkings")
         if not problems and conf.either:  # a parking site ended up on a corridor: move it elsewhere
             reparked = {conf.moves[arrive][0] for (_, arrive), _ in conf.either}
             for j in reparked:
