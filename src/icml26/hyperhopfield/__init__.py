@@ -12,9 +12,14 @@ Library::
     mem = HyperbolicMemory(patterns, beta=64.0)        # (P, d+1) points of the hyperboloid, float64
     states = mem.retrieve(queries)                     # Karcher-flow retrieval
 
-Command line: ``icml26 hyperhopfield geometry|capacity|decode|retrieve``.
+    from icml26.hyperhopfield import load_recording, prepare_track, place_fields, correlation_geometry
+    rec = load_recording("linear-track")               # real rat hippocampal units (nelpy, MIT)
+    fields = place_fields(rec, prepare_track(rec))     # rate maps, widths, spatial information
+
+Command line: ``icml26 hyperhopfield fields|geometry|capacity|decode``.
 """
 
+from icml26.hyperhopfield.betti import correlation_geometry, fit_geometry, reference_library
 from icml26.hyperhopfield.capacity import estimate_capacity, make_space
 from icml26.hyperhopfield.data import PlaceCells, place_cells
 from icml26.hyperhopfield.geometry import distance_scaling, hyperbolic_mds_radius, log_scaling_range
@@ -28,6 +33,13 @@ from icml26.hyperhopfield.memory import (
     mhn_update,
     poisson_posterior_mean,
 )
+from icml26.hyperhopfield.recordings import (
+    Recording,
+    decode_position,
+    load_recording,
+    place_fields,
+    prepare_track,
+)
 
 __all__ = [
     "MAX_RADIUS",
@@ -35,14 +47,22 @@ __all__ = [
     "EuclideanMemory",
     "HyperbolicMemory",
     "PlaceCells",
+    "Recording",
     "SphereMemory",
+    "correlation_geometry",
+    "decode_position",
     "distance_scaling",
     "estimate_capacity",
+    "fit_geometry",
     "gaussian_posterior_mean",
     "hyperbolic_mds_radius",
+    "load_recording",
     "log_scaling_range",
     "make_space",
     "mhn_update",
     "place_cells",
+    "place_fields",
     "poisson_posterior_mean",
+    "prepare_track",
+    "reference_library",
 ]

@@ -10,13 +10,13 @@
 - :func:`hyperbolic_mds_radius` — the claims' hyperbolicity measure: hyperbolic MDS with a fitted curvature
   (the flattest curvature that fits as well as any), scored by the data's radius in curvature radii; flat
   points and lines score ~0.1-0.2, points uniform in a hyperbolic disc of radius R score ~R.
-- :func:`betti_curves` — Betti curves of a point cloud's Vietoris–Rips filtration (ripser), for comparison
-  with clouds sampled in H^d and R^d as in Zhang et al. (2023).
+- :func:`betti_curves` — Betti curves of a point cloud's Vietoris–Rips filtration on its metric scale (ripser);
+  the field's test on the order complex, matched to clouds in H^d and R^d, is in ``betti.py``.
 
 The log-scaling range and the naive tests are confounded (a hyperbolic geodesic and a straight line have the
 same log-range, a flat power law a wider one than a multi-scale code; distance saturation makes single-scale
-codes look "tree-like" to delta and the stress ratio). The claim ``multiscale-widths-hyperbolic-v2`` judges
-the fitted-curvature radius, validated both ways in ``claims.MEASURES``.
+codes look "tree-like" to delta and the stress ratio). The claims judge the Betti-curve test (``betti.py``);
+the fitted-curvature radius is their second view, validated both ways in ``claims.MEASURES``.
 """
 
 from __future__ import annotations
@@ -255,25 +255,3 @@ def betti_curves(X: np.ndarray, *, maxdim: int = 1, n_eps: int = 50, distance_ma
         if len(dgm):
             curves[k] = np.sum((dgm[:, :1] <= eps[None]) & (dgm[:, 1:] > eps[None]), axis=0)
     return curves
-
-
-def betti_reference_distances(
-    D: np.ndarray, rng: np.random.Generator, *, dim: int = 3, radius: float = 4.0, maxdim: int = 1, n_eps: int = 50
-) -> dict[str, float]:
-    """L1 distances between the Betti curves of a distance matrix ``D`` (n, n) and those of ``n`` points
-    sampled uniformly in a hyperbolic ball (H^dim, radius ``radius``) and in a Euclidean ball (R^dim), each
-    on its own normalised filtration axis, as in Zhang et al. (2023). Smaller = more alike."""
-    from icml26.hyperhopfield.capacity import sample_euclidean_ball, sample_hyperbolic_ball
-    from icml26.hyperhopfield.lorentz import pairwise_dist
-
-    n = len(D)
-    own = betti_curves(D, maxdim=maxdim, n_eps=n_eps, distance_matrix=True)
-    H = sample_hyperbolic_ball(n, dim, radius, rng)
-    E = sample_euclidean_ball(n, dim, 1.0, rng)
-    ref_h = betti_curves(pairwise_dist(H, H), maxdim=maxdim, n_eps=n_eps, distance_matrix=True)
-    ref_e = betti_curves(E, maxdim=maxdim, n_eps=n_eps)
-    norm = max(n, 1)
-    return {
-        "hyperbolic": float(np.abs(own - ref_h).sum() / (norm * n_eps)),
-        "euclidean": float(np.abs(own - ref_e).sum() / (norm * n_eps)),
-    }
