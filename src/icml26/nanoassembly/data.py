@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 #: largest structure or molecule count: what plans in about a minute on one core (measured on a loaded core:
-#: blob:300 5 s, blob:600 23 s, blob:1000 52 s; the repair rounds grow faster than quadratically, so 5,000 would
-#: take hours)
+#: blob:300 5 s, blob:600 23 s, blob:1000 52 s; the repair rounds grow faster than quadratically: 5,000 did not
+#: finish in 10 minutes)
 MAX_SITES = 1_000
 #: largest surface side in lattice sites (a side x side occupancy grid is allocated)
 MAX_SIDE = 4_096
