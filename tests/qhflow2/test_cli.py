@@ -90,4 +90,25 @@ def test_bad_inputs_named_by_the_issue(work, tmp_path, capsys):
 
     write_xyz(eth, get_molecule("ethanol"))
     _fails_cleanly(["predict", str(eth), "--checkpoint", str(work / "mlp.pt")], capsys, [], "never saw")
-    _fails_cleanly(["build-dataset", "--temperature", "1e6", "--out", str(out)], capsys, [out], "<= 3000")
+    _fails_cleanly(["build-dataset", "--temperature", "1e6", "--out", str(out)], capsys, [out], "(0, 3000]")
+
+
+def test_untrained_models_and_nan_labels_are_refused(work, tmp_path, capsys):
+    """Issue 52: --steps 0 saved an untrained model; a NaN in H read as 'training diverged; lower the learning
+    rate'. Both are refused before any training, naming what is wrong."""
+    out = tmp_path / "m.pt"
+    _fails_cleanly(
+        ["train", "--data", str(work / "w.npz"), "--steps", "0", "--out", str(out)], capsys, [out], "--steps"
+    )
+    _fails_cleanly(["train", "--data", str(work / "w.npz"), "--lr", "1e300", "--out", str(out)], capsys, [out], "--lr")
+    with np.load(work / "w.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["H"] = arrays["H"].copy()
+    arrays["H"][1, 0, 0] = np.nan
+    bad = tmp_path / "nan.npz"
+    np.savez(bad, **arrays)
+    err = _fails_cleanly(["train", "--data", str(bad), "--out", str(out)], capsys, [out], "H has NaN")
+    assert "1 of 4 frame(s)" in err and "frame 1" in err and "learning rate" not in err
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not numpy" * 50)
+    _fails_cleanly(["train", "--data", str(junk), "--out", str(out)], capsys, [out], "NumPy's header")

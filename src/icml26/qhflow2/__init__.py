@@ -6,12 +6,7 @@ energies and forces computed from a predicted Hamiltonian (generalised eigenprob
 ``energy_tot`` and the nuclear gradient at the predicted orbitals). See README.md.
 """
 
-from icml26.qhflow2.calculator import QHFlow2Calculator, geometry_from_atoms
-from icml26.qhflow2.data import HamiltonianDataset, build_dataset, get_molecule, load_dataset, read_xyz
-from icml26.qhflow2.energy import HamiltonianEvaluator, energy_forces_from_h, solve_generalized
-from icml26.qhflow2.model import MLIP, MLPHamiltonianModel, SO2HamiltonianModel, TPHamiltonianModel
-from icml26.qhflow2.orbitals import BlockExpansion, OrbitalLayout
-from icml26.qhflow2.train import evaluate_h_model, predict_h, train_h_model, train_mlip
+from importlib import import_module
 
 __all__ = [
     "MLIP",
@@ -35,3 +30,38 @@ __all__ = [
     "train_h_model",
     "train_mlip",
 ]
+
+# Each public name and the module defining it: imported on first use, so `icml26 <id> --help` and the
+# CLI's parser never load torch (PEP 562).
+_LAZY = {
+    "BlockExpansion": "icml26.qhflow2.orbitals",
+    "HamiltonianDataset": "icml26.qhflow2.data",
+    "HamiltonianEvaluator": "icml26.qhflow2.energy",
+    "MLIP": "icml26.qhflow2.model",
+    "MLPHamiltonianModel": "icml26.qhflow2.model",
+    "OrbitalLayout": "icml26.qhflow2.orbitals",
+    "QHFlow2Calculator": "icml26.qhflow2.calculator",
+    "SO2HamiltonianModel": "icml26.qhflow2.model",
+    "TPHamiltonianModel": "icml26.qhflow2.model",
+    "build_dataset": "icml26.qhflow2.data",
+    "energy_forces_from_h": "icml26.qhflow2.energy",
+    "evaluate_h_model": "icml26.qhflow2.train",
+    "geometry_from_atoms": "icml26.qhflow2.calculator",
+    "get_molecule": "icml26.qhflow2.data",
+    "load_dataset": "icml26.qhflow2.data",
+    "predict_h": "icml26.qhflow2.train",
+    "read_xyz": "icml26.qhflow2.data",
+    "solve_generalized": "icml26.qhflow2.energy",
+    "train_h_model": "icml26.qhflow2.train",
+    "train_mlip": "icml26.qhflow2.train",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

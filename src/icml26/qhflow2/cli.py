@@ -16,25 +16,14 @@ import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, positive_float
+from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, learning_rate
 from icml26._util.io import atomic_output, check_input_file, check_output_path
 
 MODELS = ("so2", "tp", "mlp", "mlip")
 
 
-def _bounded_float(high: float, what: str):
-    def parse(text: str) -> float:
-        value = positive_float(text)
-        if value > high:
-            raise argparse.ArgumentTypeError(f"{text!r} must be <= {high:g} ({what})")
-        return value
-
-    parse.__name__ = "float"
-    return parse
-
-
-_temperature = _bounded_float(3000.0, "higher temperatures break molecules apart")
-_lr = _bounded_float(1.0, "larger steps diverge")
+_temperature = bounded_float(0.0, 3000.0, open_low=True, what="higher temperatures break molecules apart")
+_charge = bounded_int(-100, 100, what="a molecule's total charge or 2S")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,8 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--xc", default="pbe", help="hf or a PySCF functional (pbe, b3lyp, ...)")
     b.add_argument("--temperature", type=_temperature, default=300.0, help="sampling temperature [K], up to 3000")
     b.add_argument("--method", choices=("normal-modes", "bomd"), default="normal-modes", help="conformation sampler")
-    b.add_argument("--charge", type=int, default=0, help="total charge (only 0: closed-shell RKS)")
-    b.add_argument("--spin", type=int, default=0, help="2S (only 0: closed-shell RKS)")
+    b.add_argument("--charge", type=_charge, default=0, help="total charge (only 0: closed-shell RKS)")
+    b.add_argument("--spin", type=_charge, default=0, help="2S (only 0: closed-shell RKS)")
     b.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="random seed")
     b.add_argument("--out", type=Path, required=True, help="data set to write (.npz or .h5)")
     b.add_argument("--xyz-out", type=Path, help="also write the first conformation as an XYZ file here (Angstrom)")
@@ -59,9 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="train a Hamiltonian model (so2, tp, mlp) or an MLIP on a data set")
     t.add_argument("--data", type=Path, required=True, help="a data set written by build-dataset")
     t.add_argument("--model", choices=MODELS, default="so2", help="SO(2) model, tensor-product / MLP baseline, MLIP")
-    t.add_argument("--steps", type=bounded_int(0, 1000000, what="time"), default=300, help="optimiser steps")
+    t.add_argument(
+        "--steps",
+        type=bounded_int(1, 1000000, what="0 steps would save an untrained model"),
+        default=300,
+        help="optimiser steps",
+    )
     t.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=8, help="frames per step")
-    t.add_argument("--lr", type=_lr, default=3e-3, help="Adam learning rate, up to 1")
+    t.add_argument("--lr", type=learning_rate, default=3e-3, help="Adam learning rate")
     t.add_argument("--channels", type=bounded_int(1, 256, what="memory"), default=16, help="channels per l")
     t.add_argument("--lmax", type=bounded_int(1, 6, what="memory"), default=2, help="largest l of the features")
     t.add_argument("--layers", type=bounded_int(1, 8), default=2, help="message-passing layers")
@@ -80,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("xyz", type=Path, help="XYZ file (first frame)")
     p.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint written by train")
     p.add_argument("--unit", choices=("angstrom", "bohr"), default="angstrom", help="unit of the XYZ coordinates")
-    p.add_argument("--charge", type=int, default=0, help="total charge (only 0: closed-shell RKS)")
-    p.add_argument("--spin", type=int, default=0, help="2S (only 0: closed-shell RKS)")
+    p.add_argument("--charge", type=_charge, default=0, help="total charge (only 0: closed-shell RKS)")
+    p.add_argument("--spin", type=_charge, default=0, help="2S (only 0: closed-shell RKS)")
     p.add_argument("--out", type=Path, help="write H (PySCF AO order), S, E, F, eps as .npz here")
     p.add_argument("--json", type=Path, help="write E [Ha] and F [Ha/Bohr] as JSON here")
     return parser
@@ -112,7 +106,7 @@ def _build(args) -> int:
         geom = get_molecule(args.molecule)
     check_geometry(geom, charge=args.charge, spin=args.spin)
     ds = build_dataset(geom, args.frames, basis=args.basis, xc=args.xc, temperature=args.temperature,
-                       method=args.method, seed=args.seed, progress=sys.stderr.isatty())  # fmt: skip
+                       method=args.method, seed=args.seed, progress=None)  # fmt: skip
     ds.save(args.out)
     if args.xyz_out is not None:
         from icml26.qhflow2.data import Geometry, write_xyz
@@ -133,7 +127,7 @@ def _train(args) -> int:
     _outputs(args.out, args.json)
     torch.set_num_threads(1)
     ds = load_dataset(args.data)
-    tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr)
+    tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, progress=None)
     kw = {"channels": args.channels, "lmax": args.lmax, "layers": args.layers}
     if args.model == "mlip":
         model, losses = train_mlip(ds, tc, args.seed, **kw)

@@ -344,7 +344,9 @@ def load_dataset(path: str | Path) -> HamiltonianDataset:
                 arr = {k: fh[k][()] for k in fh}
             arr["meta"] = arr["meta"].decode() if isinstance(arr.get("meta"), bytes) else arr.get("meta")
         else:
-            with np.load(path, allow_pickle=False) as fh:
+            from icml26._util.io import load_array
+
+            with load_array(path, what="data set") as fh:  # NumPy's header checked first: no pickle advice
                 arr = {k: fh[k] for k in fh.files}
         meta = json.loads(str(arr["meta"]))
         ds = HamiltonianDataset(arr["Z"].astype(int), arr["R"], arr["H"], arr["S"], arr["E"], arr["F"],
@@ -354,12 +356,24 @@ def load_dataset(path: str | Path) -> HamiltonianDataset:
     n, nao = len(ds.Z), ds.H.shape[-1] if ds.H.ndim == 3 else -1
     if ds.R.shape[1:] != (n, 3) or ds.H.shape != (len(ds.R), nao, nao) or ds.S.shape != ds.H.shape:
         raise ValueError(f"{path}: inconsistent array shapes R {ds.R.shape}, H {ds.H.shape}, S {ds.S.shape}")
+    if len(ds.R) == 0:
+        raise ValueError(f"{path}: the data set holds no frames")
+    for name in ("R", "H", "S", "E", "F"):  # a NaN label would read as a diverged training run much later
+        a = np.asarray(getattr(ds, name))
+        if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+            raise ValueError(f"{path}: {name} must hold real numbers; got dtype {a.dtype}")
+        bad = ~np.isfinite(a.reshape(len(a), -1)).all(1) if a.ndim else ~np.isfinite(a[None])
+        if bad.any():
+            raise ValueError(
+                f"{path}: {name} has NaN or infinite entries in {int(bad.sum())} of {len(bad)} frame(s) "
+                f"(first: frame {int(np.flatnonzero(bad)[0])}); relabel or drop them"
+            )
     return ds
 
 
 def build_dataset(molecule: str | Geometry, n_frames: int, *, basis: str = "sto-3g", xc: str = "pbe",
                   temperature: float = 300.0, method: str = "normal-modes", seed: int = 0,
-                  progress: bool = False) -> HamiltonianDataset:  # fmt: skip
+                  progress: bool | None = False) -> HamiltonianDataset:  # fmt: skip
     """Sample ``n_frames`` conformations and label each one with PySCF (converged H, S, E, F)."""
     geom = molecule if isinstance(molecule, Geometry) else get_molecule(molecule)
     check_geometry(geom)
@@ -373,10 +387,10 @@ def build_dataset(molecule: str | Geometry, n_frames: int, *, basis: str = "sto-
         raise ValueError(f"unknown sampling method {method!r} (normal-modes or bomd)")
     labs = []
     it = range(n_frames)
-    if progress:
-        from tqdm.auto import tqdm
+    if progress is not False:  # None: tqdm's auto (a bar only on a terminal; none under --quiet)
+        from icml26._util.progress import progress as bar
 
-        it = tqdm(it, desc=f"PySCF {xc}/{basis} {geom.name}", unit="frame")
+        it = bar(it, desc=f"PySCF {xc}/{basis} {geom.name}", unit="frame", disable=None if progress is None else False)
     dm = None
     for k in it:
         lab = label(geom.Z, frames[k], basis, xc, dm0=dm)

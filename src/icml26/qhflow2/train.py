@@ -29,6 +29,15 @@ class TrainConfig:
     batch: int = 16
     lr: float = 3e-3
     force_weight: float = 10.0  # MLIP: weight of the force MSE [(eV/A)^2] next to the energy MSE [eV^2]
+    progress: bool | None = False  # a step bar; None: tqdm's auto (only on a terminal, none under --quiet)
+
+
+def _steps(cfg: TrainConfig, desc: str):
+    from icml26._util.progress import progress
+
+    return progress(
+        range(cfg.steps), desc=desc, unit="step", disable=None if cfg.progress is None else not cfg.progress
+    )
 
 
 def layout_for(ds: HamiltonianDataset) -> OrbitalLayout:
@@ -61,7 +70,7 @@ def train_h_model(kind: str, ds: HamiltonianDataset, cfg: TrainConfig, seed: int
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(cfg.steps, 1))
     gen = torch.Generator().manual_seed(seed)
     losses = []
-    for _ in range(cfg.steps):
+    for _ in _steps(cfg, f"train {kind}"):
         idx = torch.randint(0, len(ds), (min(cfg.batch, len(ds)),), generator=gen)
         pred = model(ds.Z, pos[idx])
         loss = ((pred - tgt[idx]) ** 2)[:, pm].mean()
@@ -120,7 +129,7 @@ def train_mlip(ds: HamiltonianDataset, cfg: TrainConfig, seed: int = 0, **model_
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(cfg.steps, 1))
     gen = torch.Generator().manual_seed(seed)
     losses = []
-    for _ in range(cfg.steps):
+    for _ in _steps(cfg, "train mlip"):
         idx = torch.randint(0, len(ds), (min(cfg.batch, len(ds)),), generator=gen)
         e, f = model(ds.Z, pos[idx], forces=True, create_graph=True)
         loss = ((e - Et[idx]) ** 2).mean() + cfg.force_weight * ((f - Ft[idx]) ** 2).mean()
