@@ -39,3 +39,23 @@ EXAMPLES = [
         "{tmp}/dec.json",
     ],
 ]
+EXAMPLES += [
+    ["pca", "--suitesparse", "mbeacxc", "--gram", "-k", "1", "--tol", "1e-4", "--json", "{tmp}/mb.json"],
+    [
+        "decentralized",
+        "--suitesparse",
+        "mbeacxc",
+        "--nodes",
+        "4",
+        "--graph",
+        "ring",
+        "-k",
+        "1",
+        "--rounds",
+        "4",
+        "--tol",
+        "1e-3",
+        "--max-iter",
+        "100",
+    ],
+]

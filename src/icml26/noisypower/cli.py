@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, positive_int, seed_int
-from icml26._util.io import atomic_output, check_output_path, save_npy
+from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +59,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    p = sub.add_parser("pca", help="top-k eigenspace of a symmetric PSD matrix in a .npy, .npz or .mtx file")
-    p.add_argument("file", type=Path, help="real symmetric matrix: .npy, .npz (dense or scipy sparse) or .mtx")
+    p = sub.add_parser(
+        "pca",
+        help="top-k eigenspace of a symmetric PSD matrix in a file, or of a bundled SuiteSparse matrix",
+        description="Reads a real symmetric matrix (.npy, .npz dense or scipy sparse, Matrix Market .mtx, or "
+        "SuiteSparse's triplet text 'row col value'), or a bundled SuiteSparse matrix (--suitesparse), and computes "
+        "its top-k eigenvectors with ANPM, NPM or ARPACK; prints the eigenvalues and counts, writes the basis with "
+        "--basis PATH (.npy) and a summary with --json PATH. Complex matrices are refused. Example: "
+        "icml26 noisypower pca --suitesparse bcsstk16 -k 2 --tol 1e-6 --json bcsstk16.json",
+    )
+    p.add_argument(
+        "file",
+        type=Path,
+        nargs="?",
+        help="real matrix: .npy, .npz (dense or scipy sparse), .mtx, or triplet text (row col value per line)",
+    )
+    p.add_argument(
+        "--suitesparse",
+        choices=("bcsstk16", "mbeacxc"),
+        default=None,
+        help="a bundled real matrix instead of FILE: bcsstk16 (symmetrised from its lower triangle) or mbeacxc "
+        "(rectangular: use --gram)",
+    )
+    p.add_argument("--lower", action="store_true", help="FILE stores the lower triangle of a symmetric matrix")
+    p.add_argument("--gram", action="store_true", help="use the Gram matrix M^T M of a (rectangular) data matrix M")
     p.add_argument("-k", type=positive_int, required=True, help="number of leading eigenvectors (< dimension)")
     p.add_argument("--method", choices=("anpm", "npm", "eigsh"), default="anpm", help="accelerated, plain or ARPACK")
     p.add_argument("--tol", type=_tolerance, default=1e-8, help="relative residual tolerance, in (0, 1)")
@@ -71,11 +93,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, help="write eigenvalues and counts as JSON")
     p.add_argument("--basis", type=Path, help="write the (d, k) basis as .npy (to exactly this file)")
 
-    q = sub.add_parser("decentralized", help="decentralized PCA on a synthetic problem over a gossip network")
+    q = sub.add_parser(
+        "decentralized",
+        help="decentralized PCA over a simulated gossip network (synthetic, or a real data matrix's rows split)",
+        description="Builds local matrices on --nodes nodes — a synthetic spiked problem (--dim, --gap, "
+        "--heterogeneity), or the rows of a real data matrix dealt out to the nodes (--data FILE or --suitesparse "
+        "mbeacxc; node i holds n M_i^T M_i / m) — and runs accelerated decentralized PCA, DeEPCA or plain gossip "
+        "on a ring, grid, Erdos-Renyi or complete graph; prints rounds and the worst node's sin theta, writes a "
+        "summary with --json PATH. Example: icml26 noisypower decentralized --suitesparse mbeacxc --nodes 16 "
+        "--graph grid -k 2 --rounds 6",
+    )
     q.add_argument("--nodes", type=bounded_int(2, 4096, what="network nodes"), default=16, help="number of nodes")
     q.add_argument("--graph", choices=("ring", "grid", "erdos-renyi", "complete"), default="ring", help="topology")
     q.add_argument("--edge-prob", type=_edge_probability, default=0.3, help="edge probability of erdos-renyi graphs")
-    q.add_argument("--dim", type=bounded_int(2, 8192, what="dimension"), default=100, help="dimension d")
+    q.add_argument("--dim", type=bounded_int(2, 8192, what="dimension"), default=100, help="dimension d (synthetic)")
+    q.add_argument(
+        "--data", type=Path, default=None, help="real data matrix M (m, d) whose rows are split over the nodes"
+    )
+    q.add_argument(
+        "--suitesparse", choices=("mbeacxc",), default=None, help="the bundled mbeacxc (492 x 490) as the data matrix"
+    )
     q.add_argument("-k", type=positive_int, default=3, help="number of leading eigenvectors (< dim)")
     q.add_argument("--gap", type=_open_fraction, default=0.98, help="lambda_{k+1}/lambda_k of the global matrix")
     q.add_argument("--heterogeneity", type=nonnegative_float, default=0.2, help="spread of the local matrices")
@@ -97,13 +134,12 @@ def _write_json(path: Path, payload: dict) -> None:
 
 
 def _pca(args) -> int:
-    from icml26.noisypower.data import load_matrix
     from icml26.noisypower.method import accelerated_noisy_power_method, as_block_operator, noisy_power_method
 
     for out in (args.json, args.basis):
         if out is not None:
             check_output_path(out)
-    A = load_matrix(args.file)
+    A = _read_matrix(args)
     _, d, A = as_block_operator(A, symmetrize=args.symmetrize)  # validates: square, finite, symmetric
     if args.k >= d:
         raise ValueError(f"-k must be smaller than the dimension {d}; got {args.k}")
@@ -153,11 +189,70 @@ def _pca(args) -> int:
     return 0 if converged else 1
 
 
+def _read_matrix(args):
+    """The matrix of ``pca``: a bundled SuiteSparse matrix or a file, with --lower / --gram applied."""
+    from icml26.noisypower.data import load_matrix, load_suitesparse
+
+    if (args.file is None) == (args.suitesparse is None):
+        raise ValueError("give either a matrix FILE or --suitesparse NAME (exactly one)")
+    if args.suitesparse is not None:
+        if args.suitesparse == "mbeacxc" and not args.gram:
+            raise ValueError("mbeacxc is rectangular (492 x 490): add --gram to use its Gram matrix M^T M")
+        return load_suitesparse(args.suitesparse, gram=args.gram)
+    return _read_data_file(args.file, lower=args.lower, gram=args.gram, square=load_matrix)
+
+
+def _read_data_file(path: Path, *, lower: bool, gram: bool, square=None):
+    """A matrix file in any supported format. ``square`` (``load_matrix``) reads and validates a square matrix
+    when neither ``lower`` nor ``gram`` applies; otherwise the matrix may be rectangular (a data matrix)."""
+    import scipy.sparse as sp
+
+    from icml26._util.io import load_array
+    from icml26.noisypower.data import load_matrix_any_shape, read_triplets, symmetrize_lower
+
+    suffix = path.suffix.lower()
+    if square is not None and not (lower or gram) and suffix in (".npy", ".npz", ".mtx"):
+        return square(path)
+    if suffix == ".npy":
+        M = load_array(path, what="matrix file")
+        if not np.issubdtype(M.dtype, np.number) or np.issubdtype(M.dtype, np.bool_):
+            raise ValueError(f"{path}: matrix must be numeric; got dtype {M.dtype}")
+        if np.iscomplexobj(M) and np.any(M.imag != 0):
+            raise ValueError(f"{path}: matrix is complex; this PCA needs a real matrix")
+        M = np.asarray(M.real, dtype=float)
+        if M.ndim != 2 or M.size == 0 or not np.all(np.isfinite(M)):
+            raise ValueError(f"{path}: a data matrix must be 2-D, non-empty and finite; got shape {M.shape}")
+    elif suffix in (".mtx", ".npz"):
+        M = load_matrix_any_shape(path)
+    else:
+        M = read_triplets(path)
+        square_lower = M.shape[0] == M.shape[1] and M.nnz > M.shape[0]
+        if not (lower or gram) and square_lower and sp.triu(M, 1).nnz == 0:
+            raise ValueError(
+                f"{path}: only the lower triangle is stored (as SuiteSparse's symmetric matrices are); add --lower"
+            )
+    if lower:
+        M = symmetrize_lower(M)
+    return M.T @ M if gram else M
+
+
 def _decentralized(args) -> int:
-    from icml26.noisypower.data import dense_problem, local_covariances
+    from icml26.noisypower.data import dense_problem, load_suitesparse, local_covariances, split_rows
     from icml26.noisypower.decentralized import InsufficientMixingError, decentralized_pca
     from icml26.noisypower.network import make_graph, metropolis_weights
 
+    if args.data is not None and args.suitesparse is not None:
+        raise ValueError("give --data FILE or --suitesparse NAME, not both")
+    real = None
+    if args.data is not None or args.suitesparse is not None:
+        real = (
+            load_suitesparse(args.suitesparse)
+            if args.suitesparse
+            else _read_data_file(check_input_file(args.data, what="data file"), lower=False, gram=False)
+        )
+        if real.ndim != 2 or real.shape[0] < args.nodes or real.shape[1] < 2:
+            raise ValueError(f"the data matrix {real.shape} needs at least --nodes {args.nodes} rows and 2 columns")
+        args.dim = real.shape[1]
     if not 1 <= args.k < args.dim:
         raise ValueError(f"need 1 <= k < dim; got k={args.k}, dim={args.dim}")
     if args.nodes < 2:
@@ -170,8 +265,13 @@ def _decentralized(args) -> int:
     if args.json is not None:
         check_output_path(args.json)
     rng = np.random.default_rng(args.seed)
-    problem = dense_problem(args.dim, args.k, args.gap, seed=rng)
-    A_local = local_covariances(problem.A, args.nodes, heterogeneity=args.heterogeneity, seed=rng)
+    if real is None:
+        problem = dense_problem(args.dim, args.k, args.gap, seed=rng)
+        A_local = local_covariances(problem.A, args.nodes, heterogeneity=args.heterogeneity, seed=rng)
+        U = problem.U
+    else:  # the rows dealt out to the nodes; the reference is the Gram matrix's top-k eigenvectors
+        A_local = split_rows(real, args.nodes, seed=rng)
+        U = np.linalg.eigh(A_local.mean(axis=0))[1][:, ::-1][:, : args.k]
     graph = make_graph(args.graph, args.nodes, p=args.edge_prob, seed=args.seed)
     W = metropolis_weights(graph)
     start = time.perf_counter()
@@ -185,7 +285,7 @@ def _decentralized(args) -> int:
             tol=args.tol,
             max_iter=args.max_iter,
             seed=rng,
-            reference=problem.U,
+            reference=U,
             graph=graph,
             backend=args.backend,
         )

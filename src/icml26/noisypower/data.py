@@ -8,6 +8,9 @@
 - :func:`local_covariances` — split a global ``A`` into heterogeneous node matrices ``A_i`` whose mean is ``A``.
 - :func:`covariances_from_samples` — node matrices from each node's own data samples (mean = pooled covariance).
 - :func:`load_matrix` — ``.npy``, ``.npz`` (dense or scipy sparse) and MatrixMarket ``.mtx`` files, validated.
+- :func:`load_suitesparse` — real matrices of the SuiteSparse collection: the bundled ``bcsstk16`` (symmetrised
+  from its lower triangle) and ``mbeacxc`` (rectangular; ``gram=True`` for ``M^T M``), or a user's ``.mtx`` /
+  triplet text file; :func:`split_rows` deals a data matrix's rows out to the nodes of decentralized PCA.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ __all__ = [
     "covariances_from_samples",
     "dense_problem",
     "load_matrix",
+    "load_suitesparse",
     "local_covariances",
     "sparse_problem",
     "spiked_spectrum",
+    "split_rows",
 ]
 
 
@@ -207,3 +212,121 @@ def load_matrix(path: str | Path) -> np.ndarray | sp.csr_array:
     if M.shape[0] == 0:
         raise ValueError(f"{path}: the matrix is empty (shape {M.shape})")
     return M
+
+
+# --- real matrices: SuiteSparse ------------------------------------------------------------------------------
+
+SUITESPARSE_DIR = Path(__file__).parent / "suitesparse"
+#: bundled matrices (CC BY 4.0; see suitesparse/README.md): name -> (file, stored as the lower triangle)
+SUITESPARSE = {"bcsstk16": ("bcsstk16_lower.npz", True), "mbeacxc": ("mbeacxc.npz", False)}
+
+
+def read_triplets(path: str | Path) -> sp.csr_array:
+    """Read SuiteSparse's triplet text format: one ``row col value`` per line, 0-based (CSparse's test files).
+
+    A fourth column (an imaginary part) marks a complex matrix, which is refused: the methods here need a
+    real symmetric matrix, and dropping the imaginary part would give the eigenspace of another matrix.
+    """
+    path = check_input_file(path, what="matrix file")
+    try:
+        table = np.loadtxt(path, ndmin=2)
+    except (ValueError, UnicodeDecodeError) as exc:
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"{path}: unsupported format: not .npy/.npz/.mtx, nor triplet text ('row col value' per line): {cause}"
+        ) from None
+    if table.shape[1] == 4:
+        if np.any(table[:, 3] != 0):
+            raise ValueError(f"{path}: matrix is complex (a 4th, imaginary column); this PCA needs a real matrix")
+        table = table[:, :3]
+    if table.shape[1] != 3 or len(table) == 0:
+        raise ValueError(f"{path}: need 3 columns 'row col value' per line; got {table.shape[1]}")
+    rows, cols = table[:, 0], table[:, 1]
+    if np.any(rows < 0) or np.any(cols < 0) or np.any(rows != np.round(rows)) or np.any(cols != np.round(cols)):
+        raise ValueError(f"{path}: row and column indices must be non-negative integers (0-based)")
+    if max(rows.max(), cols.max()) >= 10_000_000:
+        raise ValueError(f"{path}: an index reaches {int(max(rows.max(), cols.max())):,}; at most 10,000,000")
+    if not np.all(np.isfinite(table[:, 2])):
+        raise ValueError(f"{path}: matrix has NaN or inf entries")
+    shape = (int(rows.max()) + 1, int(cols.max()) + 1)
+    return sp.csr_array(sp.coo_array((table[:, 2], (rows.astype(np.int64), cols.astype(np.int64))), shape=shape))
+
+
+def symmetrize_lower(L) -> sp.csr_array:
+    """``L + L^T - diag(L)`` for a matrix stored as its lower triangle (refused when entries lie above it)."""
+    L = sp.csr_array(L, dtype=float)
+    if L.shape[0] != L.shape[1]:
+        raise ValueError(f"a lower triangle must be square; got shape {L.shape}")
+    if sp.triu(L, 1).count_nonzero():
+        raise ValueError("the matrix has entries above the diagonal: it is not a stored lower triangle")
+    return sp.csr_array(L + sp.tril(L, -1).T)
+
+
+def load_suitesparse(name_or_path: str | Path, *, lower: bool | None = None, gram: bool = False) -> sp.csr_array:
+    """A real SuiteSparse matrix, as a scipy sparse array.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        ``"bcsstk16"`` or ``"mbeacxc"`` (bundled), or a file: Matrix Market ``.mtx`` (scipy expands a
+        ``symmetric`` header), a ``.npz`` of a scipy sparse matrix, or the triplet text format (any other name).
+    lower : bool, optional
+        The file stores only the lower triangle of a symmetric matrix: return ``L + L^T - diag(L)``.
+        Default: True for the bundled bcsstk16, False otherwise.
+    gram : bool
+        Return the Gram matrix ``M^T M`` (columns x columns) of a rectangular data matrix ``M``.
+    """
+    key = str(name_or_path)
+    if key in SUITESPARSE:
+        file, stored_lower = SUITESPARSE[key]
+        M = sp.csr_array(sp.load_npz(SUITESPARSE_DIR / file))
+        lower = stored_lower if lower is None else lower
+    else:
+        path = Path(name_or_path)
+        if not path.exists() and path.suffix == "" and "/" not in key:
+            raise ValueError(f"{key!r} is neither a bundled matrix ({', '.join(SUITESPARSE)}) nor a file")
+        if path.suffix.lower() in (".mtx", ".npz"):
+            M = load_matrix_any_shape(path)
+        else:
+            M = read_triplets(path)
+    if lower:
+        M = symmetrize_lower(M)
+    if gram:
+        M = sp.csr_array(M.T @ M)
+    return M
+
+
+def load_matrix_any_shape(path: str | Path) -> sp.csr_array:
+    """A ``.mtx`` or sparse ``.npz`` file as a real sparse array, square or not (complex refused)."""
+    path = check_input_file(path, what="matrix file")
+    try:
+        M = scipy.io.mmread(path) if path.suffix.lower() == ".mtx" else sp.load_npz(path)
+    except Exception as exc:  # format errors of scipy: one line naming the file
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: cannot read as {path.suffix}: {cause}") from None
+    M = sp.csr_array(M) if sp.issparse(M) else sp.csr_array(np.atleast_2d(np.asarray(M)))
+    if np.issubdtype(M.dtype, np.complexfloating):
+        if M.nnz and abs(M.imag).max() != 0:
+            raise ValueError(f"{path}: matrix is complex; this PCA needs a real matrix")
+        M = sp.csr_array(M.real)
+    if not np.issubdtype(M.dtype, np.number) or not np.all(np.isfinite(M.data)):
+        raise ValueError(f"{path}: matrix must be numeric and finite")
+    return sp.csr_array(M, dtype=float)
+
+
+def split_rows(M, n_nodes: int, *, seed=None) -> np.ndarray:
+    """Deal the rows of a data matrix ``M`` (m, d) out to ``n_nodes`` nodes; return their local Gram matrices.
+
+    The rows are shuffled (``seed``) and cut into ``n_nodes`` near-equal contiguous parts ``M_i``; node ``i``
+    holds ``A_i = n_nodes * M_i^T M_i / m`` (:func:`covariances_from_samples` without centring), so the mean of
+    the ``A_i`` is ``M^T M / m`` and its top-``k`` eigenspace is that of ``M``'s Gram matrix.
+
+    Returns
+    -------
+    array of shape (n_nodes, d, d)
+    """
+    M = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)
+    if M.ndim != 2 or M.shape[0] < n_nodes:
+        raise ValueError(f"need a 2-D data matrix with at least {n_nodes} rows (one per node); got {M.shape}")
+    perm = np.random.default_rng(seed).permutation(M.shape[0])
+    return covariances_from_samples([M[part] for part in np.array_split(perm, n_nodes)], center=False)

@@ -102,7 +102,7 @@ class DecentralizedResult:
     def rounds_to(self, eps: float) -> int | None:
         """Communication rounds until the worst node's ``sin theta`` (reference-free runs: the residual) is at
         most ``eps`` (None if never)."""
-        for i, s in enumerate(self.history.get("sin_theta") or self.history["residual"]):
+        for i, s in enumerate(self.history.get("sin_theta") or self.history.get("residual") or []):
             if s <= eps:
                 return (i + 1) * self.K
         return None
@@ -353,6 +353,10 @@ def decentralized_pca(
         raise ValueError(f"A_local must have shape (n_nodes, d, d); got {A_local.shape}")
     if not np.all(np.isfinite(A_local)):
         raise ValueError("local matrices have NaN or inf entries")
+    if A_local.size and np.max(np.abs(A_local)) > 1e100:  # products and squared eigenvalues would overflow
+        raise ValueError(
+            f"local matrix entries reach {np.max(np.abs(A_local)):.3g} (> 1e100): products overflow float64; rescale"
+        )
     if np.max(np.abs(A_local - A_local.transpose(0, 2, 1))) > 1e-10 * max(np.max(np.abs(A_local)), 1e-300):
         raise ValueError("local matrices must be symmetric")
     n, d, _ = A_local.shape

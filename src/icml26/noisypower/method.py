@@ -64,10 +64,24 @@ def sin_theta(X: np.ndarray, U: np.ndarray) -> float:
     return float(np.linalg.norm(X - U @ (U.T @ X), 2))
 
 
+#: largest entry magnitude accepted: a block product sums d products of entries, and the momentum estimate squares
+#: an eigenvalue, so entries near 1e300 overflow float64 (the estimate raised OverflowError on entries of 1e300)
+MAX_ENTRY = 1e100
+
+
+def _check_magnitude(scale: float) -> None:
+    if scale > MAX_ENTRY:
+        raise ValueError(
+            f"matrix entries reach {scale:.3g} (> {MAX_ENTRY:.0e}): products and squared eigenvalues overflow float64; "
+            "rescale the matrix (its eigenvectors do not change)"
+        )
+
+
 def _check_symmetric_dense(A: np.ndarray, symmetrize: bool) -> np.ndarray:
     if not np.all(np.isfinite(A)):
         raise ValueError("matrix has NaN or inf entries")
     scale = float(np.max(np.abs(A))) if A.size else 0.0
+    _check_magnitude(scale)
     asym = float(np.max(np.abs(A - A.T))) if A.size else 0.0
     if asym > 1e-10 * max(scale, 1e-300):
         if not symmetrize:
@@ -104,6 +118,7 @@ def as_block_operator(
         if not np.all(np.isfinite(A.data)):
             raise ValueError("matrix has NaN or inf entries")
         scale = float(abs(A).max()) if A.nnz else 0.0
+        _check_magnitude(scale)
         diff = A - A.T
         asym = float(abs(diff).max()) if diff.nnz else 0.0
         if asym > 1e-10 * max(scale, 1e-300):
