@@ -196,3 +196,37 @@ def test_encode_chooses_the_layer_on_the_training_stories_not_the_test_story(tmp
     assert int(np.argmax(scores)) == 2  # the test story favours layer 2 ...
     assert int(np.argmax(cv)) == 1 and report["best_layer"] == 1  # ... the training stories choose layer 1
     assert np.nanmean(np.load(out)) == pytest.approx(scores[1])  # the saved map is the chosen layer's
+
+
+def _one_line_error(code, err, needle):
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err and needle in err, err
+
+
+def test_issue_52_encode_inputs(tmp_path, capsys):
+    """--repeats / --story-ids beside a simulate .npz were silently ignored; all-zero (constant) features gave r = 0
+    with exit 0; the help's own '--alphas -1,6,15' was rejected (the = form it now shows parses)."""
+    rep = tmp_path / "rep.npy"
+    np.save(rep, np.zeros((2, 3, 4)))
+    code, _, err = run(["encode", "--features", F, "--fmri", W, "--repeats", str(rep)], capsys)
+    _one_line_error(code, err, "--repeats apply to a .npy --fmri")
+    zero = tmp_path / "zero.npy"
+    np.save(zero, np.zeros_like(np.load(F)))
+    code, _, err = run(["encode", "--features", str(zero), "--fmri", W], capsys)
+    _one_line_error(code, err, "constant over TRs")
+    js = tmp_path / "e.json"
+    code, _, _ = run(["encode", "--features", F, "--fmri", W, "--alphas=-1,6,15", "--json", str(js)], capsys)
+    assert code == 0 and js.exists()
+    code, _, err = run(["simulate", "--snr", "1e300", "--out", str(tmp_path / "w.npz")], capsys)
+    _one_line_error(code, err, "--snr")
+
+
+def test_help_loads_no_torch():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\nfrom icml26.slmbrain.cli import build_parser\nbuild_parser()\n"
+        "print([m for m in ('torch', 'transformers', 'himalaya') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "[]", out

@@ -157,7 +157,7 @@ def test_loaders_refuse_bad_files(tmp_path):
     with pytest.raises(ValueError, match="TRs"):
         load_fmri(tmp_path / "y.npy", n_tr=29)
     (tmp_path / "g.npy").write_bytes(b"garbage")
-    with pytest.raises(ValueError, match="not a readable"):
+    with pytest.raises(ValueError, match="lacks NumPy"):
         load_fmri(tmp_path / "g.npy")
 
 

@@ -18,10 +18,9 @@ Library::
 Command line: ``icml26 slmbrain simulate|features|encode|compress|probe``.
 """
 
-from icml26.slmbrain.compress import compress_model, gptq_quantize, magnitude_prune, rtn_quantize, wanda_prune
+from importlib import import_module
+
 from icml26.slmbrain.config import PRESETS
-from icml26.slmbrain.encoding import encode, lanczos_downsample, make_delays, noise_ceiling
-from icml26.slmbrain.world import build_world, student
 
 __all__ = [
     "PRESETS",
@@ -37,3 +36,29 @@ __all__ = [
     "student",
     "wanda_prune",
 ]
+
+# Each public name and the module defining it: imported on first use, so `icml26 <id> --help` and the
+# CLI's parser never load torch (PEP 562).
+_LAZY = {
+    "build_world": "icml26.slmbrain.world",
+    "compress_model": "icml26.slmbrain.compress",
+    "encode": "icml26.slmbrain.encoding",
+    "gptq_quantize": "icml26.slmbrain.compress",
+    "lanczos_downsample": "icml26.slmbrain.encoding",
+    "magnitude_prune": "icml26.slmbrain.compress",
+    "make_delays": "icml26.slmbrain.encoding",
+    "noise_ceiling": "icml26.slmbrain.encoding",
+    "rtn_quantize": "icml26.slmbrain.compress",
+    "student": "icml26.slmbrain.world",
+    "wanda_prune": "icml26.slmbrain.compress",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, positive_float, seed_int
-from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy, save_npz
+from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, finite_float, fraction, seed_int
+from icml26._util.io import atomic_output, check_input_file, check_output_path, load_array, save_npy, save_npz
 
 SEED = seed_int  # the shared 32-bit seed type
 
@@ -57,9 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("simulate", help="synthetic world: grammar stories, teacher-defined fMRI (2 ROIs), timings")
     s.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world size preset")
     s.add_argument("--seed", type=SEED, default=0, help="random seed")
-    s.add_argument("--snr", type=positive_float, default=None, help="voxel signal-to-noise variance ratio (preset)")
+    s.add_argument(
+        "--snr",
+        type=bounded_float(0.0, 1e6, open_low=True, what="above 1e6 the voxels are noise-free to float precision"),
+        default=None,
+        help="voxel signal-to-noise variance ratio (preset)",
+    )
     s.add_argument("--out", type=Path, required=True, help="world .npz: fmri, story_ids, repeats, rois, tr_times")
-    s.add_argument("--timings", type=Path, help="also write the words and onsets as CSV 'word,onset' here")
+    s.add_argument("--timings", type=Path, output=True, help="also write the words and onsets as CSV 'word,onset' here")
 
     f = sub.add_parser("features", help="layerwise LM features of timed words, Lanczos-downsampled to TRs")
     f.add_argument(
@@ -81,10 +86,28 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--fmri", type=Path, required=True, help="simulate .npz, or .npy (n_TR, n_voxels) (NaN voxels masked)"
     )
-    e.add_argument("--story-ids", type=Path, help=".npy (n_TR,) story index per TR (needed with a .npy --fmri)")
-    e.add_argument("--repeats", type=Path, help=".npy (R, n_TR_test, n_voxels) repeats of the test story")
-    e.add_argument("--test-story", type=int, default=-1, help="story index held out for testing (-1: the last)")
-    e.add_argument("--alphas", type=_alpha_grid, default="-1,6,15", help="alpha grid LOG10_MIN,LOG10_MAX,COUNT")
+    e.add_argument(
+        "--story-ids", type=Path, help=".npy (n_TR,) story index per TR (a .npy --fmri only; a simulate .npz has them)"
+    )
+    e.add_argument(
+        "--repeats",
+        type=Path,
+        help=".npy (R, n_TR_test, n_voxels) repeats of the test story (a .npy --fmri only; a simulate .npz has them)",
+    )
+    e.add_argument(
+        "--test-story",
+        type=bounded_int(-100_000, 100_000, what="a story index"),
+        default=-1,
+        help="story index held out for testing (-1: the last)",
+    )
+    e.add_argument(
+        "--alphas",
+        type=_alpha_grid,
+        default="-1,6,15",
+        metavar="LOG10_MIN,LOG10_MAX,COUNT",
+        help="ridge alpha grid, np.logspace(LOG10_MIN, LOG10_MAX, COUNT); a negative first value needs the = form, "
+        "as in the default --alphas=-1,6,15",
+    )
     e.add_argument("--delays", type=_ints, default="1,2,3,4", help="FIR delays in TRs")
     e.add_argument("--json", type=Path, help="write per-layer ROI scores as JSON here")
     e.add_argument("--out", type=Path, help="write the best layer's normalised r per voxel (.npy) here")
@@ -140,9 +163,9 @@ def _load_tr_times(path: Path) -> np.ndarray:
     if path.suffix == ".npz":
         check_input_file(path, what="TR times file")
         try:
-            with np.load(path, allow_pickle=False) as z:
+            with load_array(path, what="TR times file") as z:
                 t = np.asarray(z["tr_times"], dtype=np.float64)
-        except (KeyError, ValueError, OSError, EOFError):
+        except (KeyError, ValueError, TypeError, OSError, EOFError):
             raise ValueError(f"TR times file {path}: not a simulate .npz with a 'tr_times' array") from None
     else:
         t = _load_array(path, "TR times file").astype(np.float64)
@@ -239,12 +262,18 @@ def _encode(args) -> int:
     X, _ = load_features(args.features)  # (L, n_TR, p)
     rois, names = None, None
     if args.fmri.suffix == ".npz":
+        given = [flag for flag, value in (("--repeats", args.repeats), ("--story-ids", args.story_ids)) if value]
+        if given:  # a simulate world carries its own; silently preferring them would ignore the user's file
+            raise ValueError(
+                f"{' and '.join(given)} apply to a .npy --fmri; the simulate .npz {args.fmri} carries its own "
+                "story ids and repeats"
+            )
         check_input_file(args.fmri, what="fMRI file")
         try:
-            with np.load(args.fmri, allow_pickle=False) as z:
+            with load_array(args.fmri, what="fMRI file") as z:
                 Y, sid, rep = z["fmri"].astype(np.float64), z["story_ids"], z["repeats"].astype(np.float64)
                 rois, names = z["rois"], [str(n) for n in z["roi_names"]]
-        except (KeyError, ValueError, OSError, EOFError):
+        except (KeyError, ValueError, TypeError, OSError, EOFError):
             raise ValueError(f"fMRI file {args.fmri}: not a simulate .npz (fmri, story_ids, repeats, rois)") from None
         if Y.ndim != 2 or Y.shape[0] != X.shape[1]:
             raise ValueError(

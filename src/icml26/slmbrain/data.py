@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.io import check_input_file
+from icml26._util.io import check_input_file, load_array
 
 POS = ("DET", "ADJ", "NOUN", "VERB", "PREP", "COMP", "PUNCT")
 
@@ -159,16 +159,17 @@ def make_stories(grammar: Grammar, n_stories: int, words: int, rng: np.random.Ge
 def _load_array(path: str | Path, what: str) -> np.ndarray:
     p = check_input_file(path, what=what)
     try:
-        if p.suffix == ".npz":
-            with np.load(p, allow_pickle=False) as z:
+        loaded = load_array(p, what=what)  # NumPy's header checked first: no pickle advice for a garbage file
+        if isinstance(loaded, np.ndarray):
+            a = loaded
+        else:
+            with loaded as z:
                 keys = list(z.keys())
                 if len(keys) != 1:
                     raise ValueError(f"{what} {p}: a .npz must hold exactly one array, found {keys}")
                 a = z[keys[0]]
-        else:
-            a = np.load(p, allow_pickle=False)
     except ValueError as exc:
-        if "must hold exactly one" in str(exc):
+        if "must hold exactly one" in str(exc) or "NumPy's header" in str(exc):
             raise
         raise ValueError(f"{what} {p} is not a readable .npy/.npz array ({exc.__class__.__name__})") from None
     except (OSError, EOFError) as exc:
@@ -187,6 +188,12 @@ def load_features(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
         raise ValueError(f"features file {path}: expected (n_TR, p) or (n_layers, n_TR, p), got shape {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"features file {path} holds NaN or inf")
+    flat = [k for k in range(len(a)) if np.ptp(a[k], axis=0).max(initial=0.0) == 0]
+    if flat:  # every column constant over TRs (e.g. all zero): no encoding model can use it, r would read 0
+        raise ValueError(
+            f"features file {path}: layer(s) {flat[:5]}{' ...' if len(flat) > 5 else ''} of {len(a)} are constant "
+            "over TRs (e.g. all zero); nothing to encode"
+        )
     return a, None
 
 
