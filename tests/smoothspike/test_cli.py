@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -112,3 +113,36 @@ def test_glue_tsv_finetune(tmp_path, capsys):
     argv = ["smoothspike", "finetune", "--task", "glue", "--glue-train", str(tsv), "--rotation", "none", *TINY]
     assert icml26_main([*argv, "--out", str(tmp_path / "g.pt"), "--json", str(js)]) == 0
     assert json.loads(js.read_text())["label_names"] == ["0", "1"]
+
+
+def test_empty_sentences_and_absurd_learning_rates_are_refused(tmp_path, capsys):
+    """Issue 52: a GLUE file of empty sentences scored accuracy 1.0 (all padding, the bias alone decides);
+    now refused with the first empty row. --lr 1e300 saved weights of 1e300; now refused at parse time."""
+    tsv = tmp_path / "empty.tsv"
+    tsv.write_text("sentence\tlabel\n" + "".join(f"\t{i % 2}\n" for i in range(20)))
+    out = tmp_path / "m.pt"
+    argv = ["finetune", "--task", "glue", "--glue-train", str(tsv), "--rotation", "none", *TINY, "--out", str(out)]
+    _fails_cleanly(argv, capsys, [out], "20 of 20 rows have an empty sentence (first: row 2)")
+    pair = tmp_path / "pair.tsv"
+    pair.write_text(
+        "sentence1\tsentence2\tlabel\n" + "".join(f"a {i}\t{'' if i == 3 else 'b'}\t{i % 2}\n" for i in range(9))
+    )
+    _fails_cleanly(["finetune", "--task", "glue", "--glue-train", str(pair), *TINY, "--out", str(out)], capsys, [out],
+                   "1 of 9 rows have an empty sentence (first: row 5)")  # fmt: skip
+    _fails_cleanly(["finetune", "--task", "polarity", "--lr", "1e300", *TINY, "--out", str(out)], capsys, [out], "--lr")
+    from icml26.smoothspike.data import TextTask
+
+    with pytest.raises(ValueError, match="empty text"):
+        TextTask("t", ["a", "  "], np.array([0, 1]), ("x", "y"))
+
+
+def test_help_loads_no_torch():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\nfrom icml26.smoothspike.cli import build_parser\nbuild_parser()\n"
+        "print([m for m in ('torch', 'tokenizers') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "[]", out

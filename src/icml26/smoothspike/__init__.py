@@ -9,14 +9,7 @@ Kronecker constructions for 12 * 2^k and 20 * 2^k; and the analysis tools (max-c
 entropy, rate-code error, saturation). See README.md.
 """
 
-from icml26.smoothspike.hadamard import (
-    HadamardRotation,
-    LearnableRotation,
-    hadamard_matrix,
-    hadamard_transform,
-    newton_schulz,
-)
-from icml26.smoothspike.model import EncoderConfig, SpikingEncoder, fuse, load_minilm
+from importlib import import_module
 
 __all__ = [
     "EncoderConfig",
@@ -29,3 +22,27 @@ __all__ = [
     "load_minilm",
     "newton_schulz",
 ]
+
+# Each public name and the module defining it: imported on first use, so `icml26 <id> --help` and the
+# CLI's parser never load torch (PEP 562).
+_LAZY = {
+    "EncoderConfig": "icml26.smoothspike.model",
+    "HadamardRotation": "icml26.smoothspike.hadamard",
+    "LearnableRotation": "icml26.smoothspike.hadamard",
+    "SpikingEncoder": "icml26.smoothspike.model",
+    "fuse": "icml26.smoothspike.model",
+    "hadamard_matrix": "icml26.smoothspike.hadamard",
+    "hadamard_transform": "icml26.smoothspike.hadamard",
+    "load_minilm": "icml26.smoothspike.model",
+    "newton_schulz": "icml26.smoothspike.hadamard",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

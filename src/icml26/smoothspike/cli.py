@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, positive_float
+from icml26._util.cli import ArgumentParser, bounded_int, learning_rate
 from icml26._util.io import atomic_output, check_output_path
 
 TASK_HELP = (
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--max-len", type=bounded_int(4, 512, what="positions"), default=32, help="tokens per text")
     f.add_argument("--steps", type=bounded_int(1, 100000, what="time"), default=200, help="training minibatches")
     f.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=32, help="minibatch size")
-    f.add_argument("--lr", type=positive_float, default=2e-3, help="AdamW learning rate")
+    f.add_argument("--lr", type=learning_rate, default=2e-3, help="AdamW learning rate")
     f.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
     f.add_argument("--json", type=Path, help="write the metrics as JSON here")
 

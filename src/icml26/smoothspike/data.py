@@ -56,6 +56,13 @@ class TextTask:
             raise ValueError(f"task {self.name}: {len(self.texts)} first sentences but {len(self.pairs)} second ones")
         if not len(self.texts):
             raise ValueError(f"task {self.name} has no examples")
+        blank = {i for i, t in enumerate(self.texts) if not str(t).strip()}
+        blank |= {i for i, t in enumerate(self.pairs or []) if not str(t).strip()}
+        if blank:
+            raise ValueError(
+                f"task {self.name}: {len(blank)} of {len(self.texts)} examples have an empty text "
+                f"(first: example {min(blank)}); an empty text is all padding"
+            )
 
     @property
     def n_outputs(self) -> int:
@@ -243,6 +250,14 @@ def load_glue_tsv(
         except ValueError:
             regression = False
     pairs = second if len(idx) > 1 else None
+    empty = [
+        r for r, row in enumerate(zip(first, *([second] if pairs else [])), start=2) if not all(map(str.strip, row))
+    ]
+    if empty:  # an empty text is all padding: a model scores it by its bias alone (accuracy 1.0 on all-empty data)
+        raise ValueError(
+            f"GLUE file {p}: {len(empty)} of {len(first)} rows have an empty sentence (first: row {empty[0]}); "
+            "remove them"
+        )
     if regression:
         try:
             y = np.array([float(v) for v in raw], dtype=np.float32)
