@@ -11,19 +11,22 @@ both libraries read.
    Performance goal of the issue: VIPO adds <= 1.5x.
 2. One policy-learning step of MOPO (SAC update, batch 256, [256, 256] nets, with the model rollouts amortised:
    5,000 start states x h = 1 every 250 steps) vs one ``update`` of d3rlpy 2.8.1's CQL and IQL (defaults, batch
-   256, CPU) on the same data. d3rlpy cannot share the main environment (it pins an older Gymnasium), so it runs
-   in its own virtual environment (``--d3rlpy-python``, default ``/tmp/d3rlpy-venv/bin/python``; see the README);
-   without one the peer rows are reported as not run. Goal: within 2x of CQL.
+   256, CPU) on the same data. d3rlpy usually cannot share the main environment (it pins an older Gymnasium), so
+   it runs in the Python named by ``--d3rlpy-python PATH`` (a virtual environment with d3rlpy 2.8.1; see the
+   README), or in this one when d3rlpy is importable here; otherwise the peer row is skipped with a message.
+   Goal: within 2x of CQL.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -82,14 +85,37 @@ def mopo_step_seconds(data, steps: int) -> float:
     return (time.perf_counter() - t0) / steps  # includes one final 1-episode evaluation (< 1 % of the time)
 
 
+def d3rlpy_python(given: Path | None) -> tuple[str | None, str]:
+    """The Python that runs the d3rlpy row, or None and why not: ``given`` if it exists, else this interpreter
+    when d3rlpy is importable in it (no fixed path: a fresh machine has no virtual environment there)."""
+    if given is not None:
+        if not given.is_file():
+            return None, f"--d3rlpy-python {given} does not exist"
+        return str(given), ""
+    if importlib.util.find_spec("d3rlpy") is not None:
+        return sys.executable, ""
+    return None, (
+        "d3rlpy is not importable in this environment and no --d3rlpy-python PATH was given "
+        "(python -m venv VENV && VENV/bin/pip install d3rlpy==2.8.1, then --d3rlpy-python VENV/bin/python)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/vipo_speed.json"))
     ap.add_argument("--transitions", type=int, default=10000)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--steps", type=int, default=500)
-    ap.add_argument("--d3rlpy-python", default="/tmp/d3rlpy-venv/bin/python")
+    ap.add_argument(
+        "--d3rlpy-python",
+        type=Path,
+        default=None,
+        help="the Python of an environment with d3rlpy 2.8.1 (default: this one, if d3rlpy is importable here)",
+    )
     args = ap.parse_args()
+    peer_python, why_not = d3rlpy_python(args.d3rlpy_python)
+    if peer_python is None:
+        print(f"d3rlpy row skipped: {why_not}", file=sys.stderr)
     torch.set_num_threads(1)
     data = make_dataset("Pendulum-v1", "medium", args.transitions, seed=0)
     rows: dict = {}
@@ -107,10 +133,10 @@ def main() -> None:
     rows["policy step"] = {"MOPO (ours) [ms]": 1e3 * step}
     with tempfile.TemporaryDirectory() as tmp:
         path = save_dataset(Path(tmp) / "pend.npz", data)
-        if Path(args.d3rlpy_python).exists():
+        if peer_python is not None:
             env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
             code = "import torch; torch.set_num_threads(1)\n" + PEER
-            res = subprocess.run([args.d3rlpy_python, "-c", code, str(path), str(args.steps)], capture_output=True,
+            res = subprocess.run([peer_python, "-c", code, str(path), str(args.steps)], capture_output=True,
                                  text=True, env=env, cwd=tmp, timeout=1800)  # fmt: skip
             if res.returncode == 0:
                 peer = json.loads(res.stdout.strip().splitlines()[-1])
@@ -119,7 +145,7 @@ def main() -> None:
             else:
                 rows["policy step"]["peer"] = "d3rlpy failed: " + res.stderr.strip().splitlines()[-1][:200]
         else:
-            rows["policy step"]["peer"] = f"not run: no d3rlpy environment at {args.d3rlpy_python}"
+            rows["policy step"]["peer"] = f"not run: {why_not}"
     result = {"machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": 1,
                           "cpu": platform.processor() or platform.machine()},
               "transitions": args.transitions, "rows": rows}  # fmt: skip

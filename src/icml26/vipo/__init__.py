@@ -7,9 +7,7 @@ penalised SAC and MOBILE-style Bellman-inconsistency penalties. Also: D4RL-forma
 Pendulum / MuJoCo), a validating loader, normalised scores, termination functions. See README.md.
 """
 
-from icml26.vipo.data import load_dataset, make_dataset, normalised_score, termination_fn
-from icml26.vipo.dynamics import DynamicsConfig, GaussianEnsemble, train_dynamics, vipo_loss
-from icml26.vipo.policy import PolicyConfig, train_policy
+from importlib import import_module
 
 __all__ = [
     "DynamicsConfig",
@@ -23,3 +21,28 @@ __all__ = [
     "train_policy",
     "vipo_loss",
 ]
+
+# Each public name and the module defining it: imported on first use, so `icml26 <id> --help` and the
+# CLI's parser never load torch (PEP 562).
+_LAZY = {
+    "DynamicsConfig": "icml26.vipo.dynamics",
+    "GaussianEnsemble": "icml26.vipo.dynamics",
+    "PolicyConfig": "icml26.vipo.policy",
+    "load_dataset": "icml26.vipo.data",
+    "make_dataset": "icml26.vipo.data",
+    "normalised_score": "icml26.vipo.data",
+    "termination_fn": "icml26.vipo.data",
+    "train_dynamics": "icml26.vipo.dynamics",
+    "train_policy": "icml26.vipo.policy",
+    "vipo_loss": "icml26.vipo.dynamics",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

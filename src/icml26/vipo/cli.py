@@ -16,12 +16,15 @@ import math
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_float, positive_float
+from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, finite_float, fraction
 from icml26._util.io import atomic_output, check_output_path
 
 QUALITIES = ("random", "medium", "expert", "medium-replay", "medium-expert")
 ALGOS = ("mopo", "mopo+vipo", "mobile", "mobile+vipo")
 DATA_SUFFIXES = (".npz", ".hdf5", ".h5")
+#: Fewest transitions ``train`` accepts: the dynamics ensemble holds out 10 % of them (at least 10 transitions)
+#: to choose its elites and to score the model; on fewer, the normalised score it reports means nothing.
+MIN_TRANSITIONS = 100
 
 
 def _hidden(text: str) -> tuple[int, ...]:
@@ -47,7 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--quality", choices=QUALITIES, default="medium", help="behaviour policy quality")
     m.add_argument(
-        "--transitions", type=bounded_int(10, 2_000_000, what="memory"), default=20000, help="number of transitions"
+        "--transitions",
+        type=bounded_int(MIN_TRANSITIONS, 2_000_000, what="train needs 100; memory"),
+        default=20000,
+        help="number of transitions",
     )
     m.add_argument("--policy", type=Path, help="SAC actor from train-behaviour (needed for MuJoCo medium/expert)")
     m.add_argument("--seed", type=seed, default=0, help="random seed")
@@ -57,7 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--dataset", type=Path, required=True, help="D4RL-format .npz / .hdf5 (ours or a real D4RL file)")
     t.add_argument("--env", help="Gymnasium id; default: the one recorded in the dataset")
     t.add_argument("--algo", choices=ALGOS, default="mopo+vipo", help="policy learner and model training")
-    t.add_argument("--phi", type=positive_float, default=1e-4, help="weight of the VIPO term (+vipo algos)")
+    t.add_argument(
+        "--phi",
+        type=bounded_float(0.0, 100.0, open_low=True, what="the paper uses 1e-4; a larger weight swamps the NLL"),
+        default=1e-4,
+        help="weight of the VIPO term (+vipo algos)",
+    )
     t.add_argument("--normalise-advantage", action="store_true", help="standardise VIPO's A over the batch")
     t.add_argument("--members", type=bounded_int(1, 32, what="memory"), default=7, help="ensemble members")
     t.add_argument("--elites", type=bounded_int(1, 32), default=5, help="elite members (<= members)")
@@ -75,7 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--rollout-every", type=bounded_int(1, 100_000), default=250, help="SAC steps between rollouts")
     t.add_argument("--real-ratio", type=fraction, default=0.05, help="share of real transitions in a SAC batch")
-    t.add_argument("--penalty", type=nonnegative_float, default=2.5, help="MOPO lambda / MOBILE beta")
+    t.add_argument(
+        "--penalty",
+        type=bounded_float(0.0, 1000.0, what="rewards are O(1-10); a larger penalty leaves only the penalty"),
+        default=2.5,
+        help="MOPO lambda / MOBILE beta",
+    )
     t.add_argument("--eval-every", type=bounded_int(1, 10_000_000), default=1000, help="SAC steps between evaluations")
     t.add_argument("--eval-episodes", type=bounded_int(1, 1000, what="time"), default=5, help="episodes per evaluation")
     t.add_argument(
@@ -146,6 +162,11 @@ def _train(args) -> int:
         raise ValueError(f"dataset {args.dataset} names no environment; pass --env")
     term = termination_fn(env_id)  # refuse an environment without one before any work
     data = {**load_dataset(args.dataset, env_id), "meta": data["meta"]}
+    if len(data["observations"]) < MIN_TRANSITIONS:
+        raise ValueError(
+            f"dataset {args.dataset} holds {len(data['observations'])} transitions; train needs at least "
+            f"{MIN_TRANSITIONS} (10 % are held out to choose the elite models and score them)"
+        )
     phi = args.phi if args.algo.endswith("+vipo") else 0.0
     dc = DynamicsConfig(
         members=args.members,

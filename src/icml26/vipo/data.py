@@ -345,13 +345,15 @@ def load_dataset(path: str | Path, env_id: str | None = None) -> dict:
                 if "meta" in fh.attrs:
                     meta = json.loads(fh.attrs["meta"])
         else:
-            with np.load(path, allow_pickle=False) as z:
+            from icml26._util.io import load_array
+
+            with load_array(path, what="dataset") as z:  # NumPy's header checked first: no pickle advice
                 for k in KEYS:
                     if k in z.files:
                         data[k] = np.asarray(z[k])
                 if "meta" in z.files:
                     meta = json.loads(str(z["meta"]))
-    except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"dataset {path} is not a readable .npz or HDF5 file ({exc.__class__.__name__})") from None
     if "next_observations" not in data and "observations" in data:
         data = _with_next_observations(data, path)
