@@ -87,6 +87,7 @@ BAD = [
     (["train", "--data", str(DATA / "tiny.npz"), "--lr", "1e300"], "too large"),
     (["train", "--data", str(DATA / "tiny.npz"), "--lr", "100"], "learning rate"),
     (["train", "--edf", "{tmp}"], "holds no"),
+    (["train", "--edf", "{tmp}/missing"], "not a directory"),
     (["train", "--edf", str(EDF)], "shorter than the 60"),
     (["train", "--edf", str(EDF), "--data", str(DATA / "tiny.npz")], "not allowed with"),
 ]

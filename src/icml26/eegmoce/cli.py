@@ -163,8 +163,12 @@ def _train(a) -> int:
         if path is not None:
             check_output_path(path, suffixes=(suf,))
     if a.edf is not None:
+        from pathlib import Path
+
         from icml26.eegmoce.eegmat import load_eegmat
 
+        if not Path(a.edf).is_dir():
+            raise ValueError(f"--edf {a.edf} is not a directory of EDF recordings")
         seconds = a.seconds or None
         d, subjects = load_eegmat(a.edf, label=a.label, rest_seconds=seconds, task_seconds=seconds)
         print(

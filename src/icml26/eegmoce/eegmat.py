@@ -336,5 +336,7 @@ def load_eegmat(
     """EEGMAT windows from the shipped subset (default), another subset ``.npz``, or a directory of EDFs (keyword
     arguments ``fs``, ``rest_seconds``, ``task_seconds``, ``subjects`` go to :func:`read_eegmat_edf`)."""
     p = Path(source)
+    if not p.exists():
+        raise ValueError(f"{p} does not exist (expected a directory of EEGMAT EDFs or a subset .npz)")
     recs = read_eegmat_edf(p, **read) if p.is_dir() else read_subset(p)
     return to_multimodal(recs, window_seconds=window_seconds, label=label)
