@@ -99,7 +99,10 @@ def test_evaluate_reads_the_truth_like_the_init_a_wb2_file(tmp_path):
     assert main([*forecast, "--steps", "2", "--out", str(again), "--device", "cpu"]) == 0
     assert main([*forecast, "--steps", "2", "--out", str(other), "--device", "cpu", "--seed", "5"]) == 0
     with xr.open_dataset(fc) as a, xr.open_dataset(again) as b, xr.open_dataset(other) as c:
-        assert a["z_500"].equals(b["z_500"]) and not a["z_500"].equals(c["z_500"])
+        assert a["geopotential"].equals(b["geopotential"]) and not a["geopotential"].equals(c["geopotential"])
+        # WeatherBench2 layout: long name, a level dimension (issue 53 item 5)
+        assert a["geopotential"].dims == ("number", "prediction_timedelta", "level", "latitude", "longitude")
+        assert a["level"].values.tolist() == [500] and "z_500" not in a
 
 
 def test_experiment_verb_scores_against_baselines_and_refuses_short_data(tmp_path, capsys):

@@ -135,12 +135,21 @@ def test_smoke_forecast_on_the_real_era5_grid():
     model = model_for(ds, ("z_500", "t_850"), n_forcings=4)
     init = ds.isel(trajectory=0, time=slice(0, 2))
     fc = forecast(model, init, members=2, steps=2)
-    assert dict(fc["z_500"].sizes) == {"number": 2, "prediction_timedelta": 2, "latitude": 61, "longitude": 120}
+    # WeatherBench2 layout: long names, one shared level dimension, each variable's own levels in attrs
+    sizes = {"number": 2, "prediction_timedelta": 2, "level": 2, "latitude": 61, "longitude": 120}
+    assert dict(fc["geopotential"].sizes) == sizes and fc["level"].values.tolist() == [500, 850]
+    assert list(fc["geopotential"].attrs["levels"]) == [500] and list(fc["temperature"].attrs["levels"]) == [850]
     assert fc.prediction_timedelta.values[0] == np.timedelta64(12, "h")
-    z = fc["z_500"].values / 9.80665
+    z = fc["geopotential"].sel(level=500).values / 9.80665
     assert np.all(np.isfinite(z)) and 4000 < z.min() and z.max() < 6500  # stays a 500 hPa height field
-    scores = evaluate_forecast(fc, ds.isel(trajectory=0))
+    scores = evaluate_forecast(fc, ds.isel(trajectory=0))  # truth in short split names (z_500), read alike
     assert scores["crps"].shape == (2, 2) and np.all(scores["crps"].values > 0)
+    assert scores["variable"].values.tolist() == ["geopotential_500", "temperature_850"]
+    # a forecast in the short names icml26 wrote before (z_500, no level) scores the same
+    legacy = xr.Dataset(
+        {"z_500": fc["geopotential"].sel(level=500, drop=True), "t_850": fc["temperature"].sel(level=850, drop=True)}
+    )
+    assert evaluate_forecast(legacy, ds.isel(trajectory=0))["crps"].equals(scores["crps"])
 
 
 @pytest.mark.gpu

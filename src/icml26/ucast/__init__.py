@@ -9,11 +9,12 @@ from MC dropout at inference: one network evaluation per member and step.
 This package holds the network (:class:`UCast`), both training stages (:func:`train_stage`), ensemble
 inference to xarray (:func:`forecast`), vectorised verification metrics (:func:`fair_crps`,
 :func:`ensemble_scores`, :func:`evaluate_forecast`), a chaotic Kolmogorov-flow simulator standing in for
-ERA5 (:func:`simulate_dataset`) and a WeatherBench2-style loader (:func:`load_wb2`).
+ERA5 (:func:`simulate_dataset`), a WeatherBench2-style loader for NetCDF, Zarr and GRIB (:func:`load_wb2`) and a
+real hourly ERA5 2 m temperature series over the UK shipped with the package (:func:`load_era5_uk`).
 """
 
 from icml26.ucast.config import DataConfig, ModelConfig, Preset, TrainConfig, get_preset
-from icml26.ucast.data import Normalizer, latitude_weights, load_wb2, simulate_dataset
+from icml26.ucast.data import Normalizer, latitude_weights, load_era5_uk, load_wb2, simulate_dataset
 from icml26.ucast.evaluate import evaluate_forecast
 from icml26.ucast.forecast import forecast, rollout
 from icml26.ucast.metrics import ensemble_scores, fair_crps, rank_histogram
@@ -35,6 +36,7 @@ __all__ = [
     "get_preset",
     "latitude_weights",
     "load_checkpoint",
+    "load_era5_uk",
     "load_wb2",
     "rank_histogram",
     "rollout",

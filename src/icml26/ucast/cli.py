@@ -24,6 +24,26 @@ _DATA_PRESET_HELP = (
 )
 
 
+def _distinct(output: str | None, flag: str, **inputs: str | None) -> None:
+    """Refuse an output path that names one of the verb's inputs (it would be destroyed)."""
+    if output is None:
+        return
+    out = Path(output).resolve()
+    for what, path in inputs.items():
+        if path is not None and Path(path).resolve() == out:
+            raise ValueError(f"{flag} {output} is the --{what.replace('_', '-')} input; it would be overwritten")
+
+
+#: ``--data era5-uk`` names the ERA5 2 m temperature sample shipped with icml26 (data/ATTRIBUTION.md).
+SHIPPED = {"era5-uk": "ERA5_UK"}
+
+
+def _data_path(name: str) -> str:
+    from icml26.ucast import data
+
+    return str(getattr(data, SHIPPED[name])) if name in SHIPPED else name
+
+
 def _data_preset(name: str | None, ds) -> str:
     """The preset asked for, or the default for these data: ``era5`` for real (datetime) times, else ``small``."""
     if name is not None:
@@ -111,7 +131,9 @@ def _train(args) -> int:
     from icml26.ucast.model import UCast
     from icml26.ucast.train import WindowDataset, load_checkpoint, train_stage
 
+    args.data = _data_path(args.data)
     check_output_path(args.checkpoint)
+    _distinct(args.checkpoint, "--checkpoint", data=args.data, init=args.init)
     device = resolve_device(args.device)
     ds, variables, static, forcings = _load_training_data(args.data, args.variables)
     preset = get_preset(_data_preset(args.preset, ds))
@@ -172,7 +194,9 @@ def _forecast(args) -> int:
     from icml26.ucast.forecast import forecast
     from icml26.ucast.train import load_checkpoint
 
+    args.init = _data_path(args.init)
     check_output_path(args.out)
+    _distinct(args.out, "--out", init=args.init, checkpoint=args.checkpoint)
     model = load_checkpoint(args.checkpoint, resolve_device(args.device))
     values = args.members * args.steps * len(model.variables) * model.grid[0] * model.grid[1]
     if values > MAX_FORECAST_VALUES:
@@ -205,8 +229,10 @@ def _evaluate(args) -> int:
     from icml26.ucast.data import load_wb2
     from icml26.ucast.evaluate import evaluate_forecast
 
+    args.truth = _data_path(args.truth)
     if args.json:
         check_output_path(args.json)
+        _distinct(args.json, "--json", forecast=args.forecast, truth=args.truth)
     for what, path in (("forecast", args.forecast), ("truth", args.truth)):
         if not Path(path).exists():
             raise FileNotFoundError(f"no {what} file {path}")
@@ -216,8 +242,9 @@ def _evaluate(args) -> int:
         variables = [v for v in fc.data_vars if "number" in fc[v].dims or "member" in fc[v].dims]
         if not variables:
             raise ValueError(f"{args.forecast} is not a forecast (no variables with a number/member dimension)")
-        # read the truth like --init (lat/lon names and order, levels split into z_500-style names, number)
-        truth = load_wb2(args.truth, variables)
+        # read the truth like --init (lat/lon names and order, levels split into z_500-style names, number),
+        # lazily: evaluate_forecast matches WB2 long and short names and reads only the valid times it needs
+        truth = load_wb2(args.truth, lazy=True)
         source = fc.attrs.get("init_trajectory")
         trajectory = args.trajectory
         if source is not None and int(source) >= 0:
@@ -252,26 +279,64 @@ def _experiment(args) -> int:
     from icml26._util import resolve_device
     from icml26.ucast.experiment import run_on_data
 
+    args.data = _data_path(args.data)
     if args.json:
         check_output_path(args.json)
+        _distinct(args.json, "--json", data=args.data)
     from icml26.ucast.data import load_wb2
+    from icml26.ucast.experiment import run_time_split
 
     device = resolve_device(args.device)
     ds = load_wb2(args.data, args.variables)
-    res = run_on_data(ds, _data_preset(args.preset, ds), seed=args.seed, variables=args.variables, device=device)
+    if args.train_until is None:
+        for flag in ("every", "lead_steps", "det_steps", "prob_steps"):
+            if getattr(args, flag) is not None:
+                raise ValueError(f"--{flag.replace('_', '-')} applies to a time split: pass --train-until too")
+        res = run_on_data(ds, _data_preset(args.preset, ds), seed=args.seed, variables=args.variables, device=device)
+        units = "normalised units"
+    else:
+        until = _parse_time(args.train_until, ds)
+        res = run_time_split(
+            ds,
+            until,
+            every=args.every or 6,
+            preset=_data_preset(args.preset, ds),
+            seed=args.seed,
+            steps=args.lead_steps,
+            det_steps=args.det_steps,
+            prob_steps=args.prob_steps,
+            variables=args.variables,
+            device=device,
+        )
+        res["leads"] = res["leads_hours"]
+        units = f"the variables' units ({', '.join(u or '?' for u in res['units'])})"
     if args.json:
         with atomic_output(args.json) as tmp:
             Path(tmp).write_text(json.dumps(res, indent=1))
     print(f"{args.data}: {', '.join(res['variables'])}; split {res['split']}; {res['n_test_inits']} initial conditions")
-    print("area-weighted scores in normalised units, mean over variables (climatology: training-set mean)")
-    print(f"{'model':>12} {'lead':>5} {'crps':>9} {'rmse':>9} {'ssr':>7}")
+    print(f"area-weighted scores in {units}, mean over variables (climatology: training-set mean)")
+    print(f"{'model':>19} {'lead':>5} {'crps':>9} {'rmse':>9} {'ssr':>7}")
     for name, sc in res["scores"].items():
         for j, lead in enumerate(res["leads"]):
             ssr = f"{sc['ssr'][j]:7.3f}" if "ssr" in sc else f"{'-':>7}"
-            print(f"{name:>12} {lead:>5} {sc['crps'][j]:9.4f} {sc['rmse'][j]:9.4f} {ssr}")
+            print(f"{name:>19} {lead:>5} {sc['crps'][j]:9.4f} {sc['rmse'][j]:9.4f} {ssr}")
     if args.json:
         print(f"wrote {args.json}")
     return 0
+
+
+def _parse_time(text: str, ds):
+    """``--train-until`` as a datetime strictly inside the data's time range."""
+    try:
+        until = np.datetime64(text, "ns")
+    except ValueError:
+        raise ValueError(f"--train-until {text!r} is not a date/time (e.g. 2019-03-22 or 2019-03-22T00)") from None
+    times = np.asarray(ds.time.values)
+    if not np.issubdtype(times.dtype, np.datetime64):
+        raise ValueError("--train-until needs data with datetime times")
+    if not times[0] < until <= times[-1]:
+        raise ValueError(f"--train-until {text} lies outside the data's times ({times[0]} to {times[-1]})")
+    return until
 
 
 def _open_forecast(path: str):
@@ -313,10 +378,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train stage 1 (det, MAE) or stage 2 (prob, fair CRPS); torchrun for DDP")
     p.add_argument("--stage", choices=["det", "prob"], required=True, help="training stage")
-    p.add_argument("--data", required=True, help="NetCDF/Zarr with (trajectory?, time, lat, lon) variables")
+    p.add_argument(
+        "--data", required=True, help="NetCDF/Zarr/GRIB with (trajectory?, time, lat, lon) variables, or 'era5-uk'"
+    )
     p.add_argument("--variables", nargs="*", default=None, help="variables to model (default: all with time)")
     p.add_argument("--preset", default=None, choices=PRESETS, help=_DATA_PRESET_HELP)
-    p.add_argument("--checkpoint", required=True, help="where to write the checkpoint")
+    p.add_argument("--checkpoint", required=True, output=True, help="where to write the checkpoint")
     p.add_argument("--init", default=None, help="checkpoint to warm-start from (stage 1 for stage 2)")
     p.add_argument("--resume", default=None, help="checkpoint of this stage to continue from")
     p.add_argument("--steps", type=_STEPS, default=None, help="training steps (default: the preset's)")
@@ -326,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("forecast", help="MC-dropout ensemble forecast from the last two times of --init")
     p.add_argument("--checkpoint", required=True, help="checkpoint from 'train'")
-    p.add_argument("--init", required=True, help="NetCDF/Zarr holding the initial condition")
+    p.add_argument("--init", required=True, help="NetCDF/Zarr/GRIB holding the initial condition, or 'era5-uk'")
     p.add_argument(
         "--trajectory", type=nonnegative_int, default=0, help="which trajectory/member of --init to start from"
     )
@@ -362,9 +429,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="train both stages on your data (e.g. ERA5 in WB2 NetCDF/Zarr) and score held-out forecasts "
         "against stage-1 MC dropout, persistence and climatology",
     )
-    p.add_argument("--data", required=True, help="NetCDF/Zarr with (number|trajectory?, time, lat, lon) variables")
+    p.add_argument(
+        "--data",
+        required=True,
+        help="NetCDF/Zarr/GRIB with (number|trajectory?, time, lat, lon) variables; 'era5-uk' reads the ERA5 2 m "
+        "temperature sample shipped with icml26 (hourly, UK, March 2019)",
+    )
     p.add_argument("--variables", nargs="*", default=None, help="variables to model (default: all with time)")
     p.add_argument("--preset", default=None, choices=PRESETS, help=_DATA_PRESET_HELP)
+    p.add_argument(
+        "--train-until",
+        default=None,
+        help="split one hourly series in time: train before this date/time, forecast from it (e.g. 2019-03-22)",
+    )
+    p.add_argument(
+        "--every", type=bounded_int(1, 240, what="hours"), default=None, help="model step in hours (default 6)"
+    )
+    p.add_argument("--lead-steps", type=bounded_int(1, 1000, what="lead steps"), default=None, help="forecast steps")
+    p.add_argument("--det-steps", type=_STEPS, default=None, help="stage-1 training steps (default: the preset's)")
+    p.add_argument("--prob-steps", type=_STEPS, default=None, help="stage-2 training steps (default: the preset's)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
     p.add_argument("--json", default=None, help="write the scores to this JSON file")

@@ -22,13 +22,58 @@ import xarray as xr
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "ERA5_UK",
+    "WB2_LONG_NAMES",
     "KolmogorovFlow",
     "Normalizer",
     "latitude_weights",
+    "load_era5_uk",
     "load_wb2",
     "simulate_dataset",
     "time_forcings",
+    "wb2_name",
 ]
+
+#: The ERA5 hourly 2 m temperature over the UK (March 2019, GRIB) shipped with icml26 (see data/ATTRIBUTION.md).
+ERA5_UK = Path(__file__).resolve().parent / "data" / "era5-2mt-2019-03-uk.grib"
+
+#: ECMWF short names (as cfgrib and the CDS NetCDF files spell them) -> WeatherBench2's long names.
+WB2_LONG_NAMES = {
+    "z": "geopotential",
+    "t": "temperature",
+    "u": "u_component_of_wind",
+    "v": "v_component_of_wind",
+    "w": "vertical_velocity",
+    "q": "specific_humidity",
+    "r": "relative_humidity",
+    "t2m": "2m_temperature",
+    "d2m": "2m_dewpoint_temperature",
+    "u10": "10m_u_component_of_wind",
+    "v10": "10m_v_component_of_wind",
+    "msl": "mean_sea_level_pressure",
+    "sp": "surface_pressure",
+    "tp": "total_precipitation",
+    "skt": "skin_temperature",
+    "sst": "sea_surface_temperature",
+    "tcwv": "total_column_water_vapour",
+    "lsm": "land_sea_mask",
+}
+
+#: File suffixes read as GRIB (through cfgrib).
+GRIB_SUFFIXES = (".grib", ".grib1", ".grib2", ".grb", ".grb1", ".grb2")
+
+
+def wb2_name(name: str) -> tuple[str, int | None]:
+    """(WeatherBench2 long name, pressure level or None) of a model variable name.
+
+    ``z_500`` -> ("geopotential", 500); ``geopotential_500`` -> ("geopotential", 500); ``t2m`` ->
+    ("2m_temperature", None); names outside :data:`WB2_LONG_NAMES` (``vorticity``) are kept as they are.
+    """
+    base, level = name, None
+    head, _, tail = name.rpartition("_")
+    if head and tail.isdigit():
+        base, level = head, int(tail)
+    return WB2_LONG_NAMES.get(base, base), level
 
 
 def latitude_weights(lat: np.ndarray) -> np.ndarray:
@@ -277,14 +322,47 @@ def dataset_to_array(ds: xr.Dataset, variables: list[str]) -> np.ndarray:
     return np.stack(arrays, axis=2)
 
 
+def _open_dataset(path: Path) -> xr.Dataset:
+    """xarray Dataset of a Zarr store, a GRIB file (cfgrib, no index file written) or a NetCDF file."""
+    if path.suffix.lower() in GRIB_SUFFIXES:
+        try:
+            import cfgrib  # noqa: F401  (the xarray engine; the eccodes wheel ships the binary library)
+        except ImportError as exc:  # cfgrib imports eccodes, which fails without its library
+            raise OSError(
+                f"{path.name}: reading GRIB needs cfgrib and eccodes (pip install cfgrib eccodes): {exc}"
+            ) from None
+        try:
+            ds = xr.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": ""})
+        except Exception as exc:  # eccodes raises its own types for a damaged file
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise OSError(f"cannot read {path} as GRIB: {type(exc).__name__}: {first}") from None
+        # cfgrib's scalar coordinates (step, surface, a single number) and valid_time = time + step
+        scalar = [c for c in ("step", "surface", "heightAboveGround", "valid_time") if c in ds.coords]
+        scalar += [c for c in ("number",) if c in ds.coords and c not in ds.dims]
+        return ds.drop_vars(scalar)
+    try:
+        return xr.open_zarr(path) if path.suffix == ".zarr" or path.is_dir() else xr.open_dataset(path)
+    except Exception as exc:  # netCDF/zarr raise many types; report one clear line
+        raise OSError(f"cannot open {path} as NetCDF/Zarr: {exc}") from exc
+
+
+def load_era5_uk() -> xr.Dataset:
+    """The shipped ERA5 hourly 2 m temperature over the UK, March 2019: ``t2m`` (time 744, lat 33, lon 49), K.
+
+    Contains modified Copernicus Climate Change Service information (2019); see data/ATTRIBUTION.md.
+    """
+    return load_wb2(ERA5_UK)
+
+
 def load_wb2(path: str | Path, variables: list[str] | None = None, lazy: bool = False) -> xr.Dataset:
-    """Open a WeatherBench2-style NetCDF or Zarr store and validate its layout.
+    """Open a WeatherBench2-style NetCDF or Zarr store, or a GRIB file, and validate its layout.
 
     Accepts ``latitude``/``longitude`` or ``lat``/``lon`` (renamed to ``lat``/``lon``), sorts latitude
     ascending, and keeps variables with dims (..., time, lat, lon), or (lat, lon) for static fields. A
     ``level`` dimension (``isobaricInhPa`` and ``pressure_level`` are read as ``level``) is split into
     ``<var>_<level>`` variables (e.g. ``z_500``) and a ``number`` (ensemble member) dimension becomes
-    ``trajectory``.
+    ``trajectory``. GRIB files (``.grib``, ``.grib2``, ``.grb``) are read through cfgrib (optional: ``pip
+    install cfgrib eccodes``) with ECMWF's short names (``t2m``); nothing is written beside them.
 
     ``lazy=True`` leaves the data on disk (nothing is read but coordinates and static fields; the NaN scan is
     left to the reader of each window, e.g. :class:`icml26.ucast.train.WindowDataset`).
@@ -299,10 +377,7 @@ def load_wb2(path: str | Path, variables: list[str] | None = None, lazy: bool = 
     path = Path(path)
     if not path.exists():
         raise OSError(f"no such file or store: {path}")
-    try:
-        ds = xr.open_zarr(path) if path.suffix == ".zarr" or path.is_dir() else xr.open_dataset(path)
-    except Exception as exc:  # netCDF/zarr raise many types; report one clear line
-        raise OSError(f"cannot open {path} as NetCDF/Zarr: {exc}") from exc
+    ds = _open_dataset(path)
     aliases = {"latitude": "lat", "longitude": "lon", "isobaricInhPa": "level", "pressure_level": "level"}
     ds = ds.rename({k: v for k, v in aliases.items() if k in ds.dims})
     for dim in ("time", "lat", "lon"):

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from icml26.ucast.data import latitude_weights
+from icml26.ucast.data import latitude_weights, wb2_name
 from icml26.ucast.metrics import ensemble_scores
 
-__all__ = ["evaluate_forecast", "to_wb2_names"]
+__all__ = ["evaluate_forecast", "split_levels", "to_wb2_names"]
 
 #: names icml26 forecasts had before WeatherBench2's, and the truth's lat/lon
 _LEGACY = {"member": "number", "lead_time": "prediction_timedelta", "init_time": "time", "lat": "latitude",
@@ -31,13 +31,41 @@ def to_wb2_names(ds: xr.Dataset) -> xr.Dataset:
     return ds.rename(present)
 
 
+def split_levels(ds: xr.Dataset) -> xr.Dataset:
+    """One variable per (WB2 long name, level): ``geopotential`` with ``level`` 500 -> ``geopotential_500``.
+
+    Reads both spellings: long names with a ``level`` (or ``isobaricInhPa``) dimension, as icml26 writes
+    forecasts and WeatherBench2 stores data, and the short split names of earlier icml26 forecasts and of
+    :func:`icml26.ucast.data.load_wb2` (``z_500``, ``t2m``). A variable's ``levels`` attribute, when present,
+    names the levels it has (a forecast of ``z_500`` and ``t_850`` shares one ``level`` coordinate). Lazy
+    arrays stay lazy.
+    """
+    ds = ds.rename({k: "level" for k in ("isobaricInhPa", "pressure_level") if k in ds.dims})
+    out = {}
+    for name, da in ds.data_vars.items():
+        long, level = wb2_name(str(name))
+        if "level" in da.dims:
+            if level is not None:
+                raise ValueError(f"variable {name!r} has both a level suffix and a level dimension")
+            have = [int(v) for v in np.atleast_1d(da.attrs.get("levels", da["level"].values))]
+            parts = {f"{long}_{lev}": da.sel(level=lev).drop_vars("level") for lev in have}
+        else:
+            parts = {long if level is None else f"{long}_{level}": da}
+        for key, part in parts.items():
+            if key in out:
+                raise ValueError(f"the dataset holds {key!r} twice (under two spellings)")
+            out[key] = part
+    return xr.Dataset(out, attrs=ds.attrs)
+
+
 def evaluate_forecast(fc: xr.Dataset, truth: xr.Dataset) -> xr.Dataset:
     """CRPS (fair), ensemble-mean RMSE (both conventions), spread and SSR per lead time and variable.
 
     Parameters
     ----------
     fc : xarray.Dataset
-        As returned by :func:`icml26.ucast.forecast` or stored by WeatherBench2: variables (number,
+        WB2 long names with a ``level`` dimension, or the short split names (``z_500``) of earlier files. As
+        returned by :func:`icml26.ucast.forecast` or stored by WeatherBench2: variables (number,
         prediction_timedelta, latitude, longitude), optionally with a ``time`` dimension (several forecasts),
         and ``valid_time`` = time + prediction_timedelta (computed when absent). May be lazy.
     truth : xarray.Dataset
@@ -47,7 +75,8 @@ def evaluate_forecast(fc: xr.Dataset, truth: xr.Dataset) -> xr.Dataset:
     -------
     xarray.Dataset
         Variables ``crps``, ``rmse`` (WB2: mean MSE over inits, then sqrt), ``rmse_per_init``, ``spread``,
-        ``ssr`` with dims (variable, prediction_timedelta).
+        ``ssr`` with dims (variable, prediction_timedelta); ``variable`` holds WB2 long names with the level
+        appended (``geopotential_500``, ``2m_temperature``), whichever spelling the inputs used.
 
     Raises
     ------
@@ -58,7 +87,7 @@ def evaluate_forecast(fc: xr.Dataset, truth: xr.Dataset) -> xr.Dataset:
     for name, ds in (("fc", fc), ("truth", truth)):
         if not isinstance(ds, xr.Dataset):
             raise TypeError(f"{name} must be an xarray.Dataset; got {type(ds).__name__}")
-    fc, truth = to_wb2_names(fc), to_wb2_names(truth)
+    fc, truth = split_levels(to_wb2_names(fc)), split_levels(to_wb2_names(truth))
     for dim in ("latitude", "longitude"):
         if dim not in fc.dims:
             raise ValueError(f"the forecast has no {dim} dimension")
@@ -91,6 +120,9 @@ def evaluate_forecast(fc: xr.Dataset, truth: xr.Dataset) -> xr.Dataset:
             if bad:
                 raise ValueError(f"variable {v!r}, initial time {fc['time'].values[i]}: {bad} NaN/inf values")
             t = truth[v].sel(time=valid[i]).transpose("time", "latitude", "longitude").values  # (S, H, W)
+            if not np.all(np.isfinite(t)):
+                init = fc["time"].values[i]
+                raise ValueError(f"truth variable {v!r} has NaN/inf values at the valid times of {init}")
             s = ensemble_scores(f[:, None, :, None], t[None, :, None], w)  # (S, 1) each
             acc["crps"] += s["crps"][:, 0]
             acc["mse"] += s["rmse"][:, 0] ** 2

@@ -394,3 +394,184 @@ def run_on_data(
         "scores": out,
         "timings": timings,
     }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One real hourly series (ERA5 2 m temperature over the UK): train on the first weeks, forecast the rest
+# ---------------------------------------------------------------------------------------------------------
+
+
+def interleave(ds, every: int):
+    """Cut an hourly (time, lat, lon) series into ``every`` trajectories of ``every``-hourly frames.
+
+    Trajectory k holds times k, k + every, k + 2 every, ... (trimmed to a common length), so a model whose step
+    is ``every`` hours trains on a window starting at every hour of the series, not one hour in ``every``.
+    Returns (Dataset with a ``trajectory`` dimension, datetimes (every, n)).
+    """
+    import xarray as xr
+
+    if "trajectory" in ds.dims:
+        raise ValueError("interleave takes one series (no trajectory/member dimension)")
+    n = ds.sizes["time"] // every
+    if n < 3:
+        raise ValueError(f"{ds.sizes['time']} times hold fewer than 3 frames {every} steps apart")
+    parts = [ds.isel(time=slice(k, k + every * n, every)) for k in range(every)]
+    times = np.stack([p.time.values for p in parts])  # (every, n)
+    parts = [p.assign_coords(time=np.arange(n)) for p in parts]  # frame index; the datetimes are returned
+    return xr.concat(parts, dim="trajectory", coords="minimal", compat="override"), times
+
+
+def _diurnal_climatology(x_train: np.ndarray, t_train: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Climatological ensemble: for each valid time, the training frames at the same hour of the day.
+
+    ``x_train`` (N, T, C, H, W) with times ``t_train`` (N, T); ``valid`` (n, S) datetimes. Returns
+    (D, n, S, C, H, W): one member per training day (the same D for every hour; extra days are dropped).
+    """
+    frames = x_train.reshape(-1, *x_train.shape[2:])
+    hours = (t_train.reshape(-1).astype("datetime64[h]").astype(np.int64)) % 24
+    by_hour = {h: frames[hours == h] for h in np.unique(hours)}
+    d = min(len(v) for v in by_hour.values())
+    vh = valid.astype("datetime64[h]").astype(np.int64) % 24
+    missing = set(np.unique(vh)) - set(by_hour)
+    if missing:
+        raise ValueError(f"no training frame at hours {sorted(missing)} of the day for the climatology")
+    out = np.stack([by_hour[h][-d:] for h in vh.ravel()], axis=1)  # (D, n*S, C, H, W): the latest D days
+    return out.reshape(d, *vh.shape, *x_train.shape[2:])
+
+
+def run_time_split(
+    data,
+    train_until,
+    *,
+    every: int = 6,
+    preset: str | Preset = "era5",
+    seed: int = 0,
+    steps: int | None = None,
+    det_steps: int | None = None,
+    prob_steps: int | None = None,
+    variables: list[str] | None = None,
+    init_hours: tuple[int, ...] = (0, 6, 12, 18),
+    device: str | torch.device = "cpu",
+) -> dict:
+    """Train U-Cast on one hourly series up to ``train_until`` and score ensemble forecasts of the rest.
+
+    The model step is ``every`` hours (:func:`interleave` makes ``every`` phase-shifted trajectories, so every
+    hour starts a training window). Initial conditions: every held-out time t at ``init_hours`` (UTC) with
+    t - every and t + steps * every inside the held-out period. Compared on those (scores in the variables'
+    own units, area-weighted, mean over variables when there are several):
+
+    * ``ucast``: stage 2 (fair CRPS, M = 2) with MC dropout, the preset's members;
+    * ``ucast_twin``: the same model again with its own dropout masks (the A/A reference for gains);
+    * ``mc_dropout``: stage 1 with MC dropout; ``det``: stage 1 deterministic;
+    * ``persistence``: the initial frame at every lead;
+    * ``climatology``: the per-grid-point mean of the training period;
+    * ``diurnal_climatology``: an ensemble of the training days' frames at the valid time's hour of the day
+      (one member per training day; its mean is the hour-of-day climatology).
+
+    Returns
+    -------
+    dict
+        ``split``, ``variables``, ``units``, ``every_hours``, ``leads_hours``, ``n_test_inits``, ``scores``
+        (model -> metric -> list per lead), ``rank_hist`` (model -> counts at the last lead), ``timings``.
+    """
+    import xarray as xr
+
+    from icml26.ucast.data import load_wb2, time_forcings
+
+    preset = get_preset(preset) if isinstance(preset, str) else preset
+    if det_steps is not None:
+        preset = replace(preset, det=replace(preset.det, steps=det_steps))
+    if prob_steps is not None:
+        preset = replace(preset, prob=replace(preset.prob, steps=prob_steps))
+    if not isinstance(every, int | np.integer) or every < 1:
+        raise ValueError(f"every must be a positive number of time steps, got {every!r}")
+    ds = load_wb2(data, variables) if not isinstance(data, xr.Dataset) else data
+    if "trajectory" in ds.dims:
+        raise ValueError("run_time_split takes one series; select a member/trajectory first")
+    times = np.asarray(ds.time.values)
+    if not np.issubdtype(times.dtype, np.datetime64):
+        raise ValueError("run_time_split needs datetime times")
+    if np.any(np.diff(times) != np.timedelta64(1, "h")):
+        raise ValueError("run_time_split needs an hourly series without gaps")
+    variables = variables or [v for v in ds.data_vars if "time" in ds[v].dims]
+    cut = np.datetime64(train_until, "ns")
+    train_ds, test_ds = ds.sel(time=ds.time < cut), ds.sel(time=ds.time >= cut)
+    steps = preset.eval_steps if steps is None else steps
+    if test_ds.sizes["time"] < (steps + 1) * every + 1:
+        raise ValueError(
+            f"{test_ds.sizes['time']} hours after {train_until}; {steps} steps of {every} h need at least "
+            f"{(steps + 1) * every + 1}"
+        )
+    tr, t_train = interleave(train_ds, every)  # (every trajectories, T)
+    te, t_test = interleave(test_ds, every)
+    x_train, x_test = dataset_to_array(tr, variables), dataset_to_array(te, variables)  # (N, T, C, H, W)
+    if not (np.all(np.isfinite(x_train)) and np.all(np.isfinite(x_test))):
+        raise ValueError("the data contain NaN or inf")
+    f_train = np.stack([time_forcings(t) for t in t_train])  # (N, T, F)
+    f_test = np.stack([time_forcings(t) for t in t_test])
+    norm = Normalizer.fit(x_train)
+    lat, lon = ds.lat.values, ds.lon.values
+    torch.manual_seed(seed)
+    model = UCast(
+        preset.model, len(variables), norm.mean, norm.std, norm.res_std, np.zeros((0, lat.size, lon.size)),
+        lat, lon, f_train.shape[-1], list(variables),
+    )  # fmt: skip
+    z_train = model.normalise(torch.as_tensor(x_train)).numpy()
+    z_test = model.normalise(torch.as_tensor(x_test)).numpy()
+    timings = {}
+    t0 = time.perf_counter()
+    det, _ = train_stage(model, z_train, preset.det, forcings=f_train, seed=seed, device=device)
+    timings["stage1_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    prob, _ = train_stage(_clone(det), z_train, preset.prob, forcings=f_train, seed=seed + 10_000, device=device)
+    timings["stage2_s"] = time.perf_counter() - t0
+    det, prob = det.cpu(), prob.cpu()
+
+    n_t = z_test.shape[1]
+    hour = t_test.astype("datetime64[h]").astype(np.int64) % 24  # (N, T) hour of the day, UTC
+    pairs = np.array([(b, t) for b in range(len(z_test)) for t in range(1, n_t - steps) if hour[b, t] in init_hours])
+    if len(pairs) == 0:
+        raise ValueError(f"no held-out initial time at the hours {tuple(init_hours)} UTC")
+    order = np.argsort(t_test[pairs[:, 0], pairs[:, 1]], kind="stable")  # chronological
+    b, t = pairs[order, 0], pairs[order, 1]
+    z_prev, z_cur = torch.as_tensor(z_test[b, t - 1]), torch.as_tensor(z_test[b, t])
+    truth = np.stack([x_test[b, t + k] for k in range(1, steps + 1)], axis=1)  # (n, S, C, H, W), physical units
+    valid = np.stack([t_test[b, t + k] for k in range(1, steps + 1)], axis=1)  # (n, S)
+    fc_forc = torch.as_tensor(np.stack([f_test[b, t + k] for k in range(steps)]))  # (S, n, F): input times
+    w = latitude_weights(lat)
+    m = preset.eval_members
+    t0 = time.perf_counter()
+    with torch.random.fork_rng():
+        torch.manual_seed(_FORECAST_SEED + 1_000 * seed)
+        ens = {
+            "ucast": rollout(prob, z_prev, z_cur, m, steps, dropout=True, forcings=fc_forc),
+            "mc_dropout": rollout(det, z_prev, z_cur, m, steps, dropout=True, forcings=fc_forc),
+            # the same stage-2 model with its own dropout masks: the A/A reference of a gain over U-Cast
+            "ucast_twin": rollout(prob, z_prev, z_cur, m, steps, dropout=True, forcings=fc_forc),
+        }
+    timings["rollouts_s"] = time.perf_counter() - t0
+    ens = {k: model.denormalise(f.transpose(1, 2)).numpy() for k, f in ens.items()}  # (M, n, S, C, H, W)
+    ens["diurnal_climatology"] = _diurnal_climatology(x_train, t_train, valid)
+    det_fc = model.denormalise(rollout(det, z_prev, z_cur, 1, steps, dropout=False, forcings=fc_forc)[0])
+    det_fc = det_fc.transpose(0, 1).numpy()  # (n, S, C, H, W)
+    scores = {k: ensemble_scores(f, truth, w) for k, f in ens.items()}
+    scores["det"] = deterministic_scores(det_fc, truth, w)
+    scores["persistence"] = deterministic_scores(np.repeat(x_test[b, t][:, None], steps, axis=1), truth, w)
+    clim = np.broadcast_to(x_train.mean(axis=(0, 1)), truth.shape)
+    scores["climatology"] = deterministic_scores(clim, truth, w)
+    ranks = {k: rank_histogram(f[:, :, -1], truth[:, -1]).tolist() for k, f in ens.items()}
+    out = {k: {name: v.mean(axis=-1).tolist() for name, v in sc.items()} for k, sc in scores.items()}
+    units = [str(ds[v].attrs.get("units", "")) for v in variables]
+    return {
+        "split": f"train before {train_until} ({train_ds.sizes['time']} h), test from it ({test_ds.sizes['time']} h)",
+        "variables": list(variables),
+        "units": units,
+        "every_hours": every,
+        "leads_hours": [every * k for k in range(1, steps + 1)],
+        "n_test_inits": len(pairs),
+        "members": {k: int(f.shape[0]) for k, f in ens.items()},
+        "train_steps": {"det": preset.det.steps, "prob": preset.prob.steps},
+        "scores": out,
+        "rank_hist": ranks,
+        "timings": timings,
+    }

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from icml26.ucast.data import time_forcings
+from icml26.ucast.data import time_forcings, wb2_name
 from icml26.ucast.model import UCast, set_mc_dropout
 from icml26.ucast.train import _progress
 
@@ -110,6 +110,35 @@ def _check_init(model: UCast, init: xr.Dataset) -> tuple[np.ndarray, np.ndarray]
     return np.stack(fields, axis=1), init.time.values[-2:]
 
 
+def wb2_variables(names: list[str], x: np.ndarray) -> tuple[dict, list[int]]:
+    """WeatherBench2 variables from model channels: ``x`` (M, S, C, H, W) with ``names`` (C,).
+
+    Returns ``{long name: (dims, array)}`` and the sorted pressure levels (empty when no channel has one).
+    A variable with levels gets dims (number, prediction_timedelta, level, latitude, longitude), its levels in
+    the attribute ``levels`` and NaN at the shared ``level`` values it lacks (``z_500`` beside ``t_850``).
+    """
+    parsed = [wb2_name(v) for v in names]
+    if len(set(parsed)) != len(parsed):
+        raise ValueError(f"variables {names} map to the same WeatherBench2 name twice")
+    levels = sorted({lev for _, lev in parsed if lev is not None})
+    dims = ("number", "prediction_timedelta", "latitude", "longitude")
+    data: dict = {}
+    for i, (long, lev) in enumerate(parsed):
+        if lev is None:
+            if long in data:
+                raise ValueError(f"{long!r} appears both with and without a pressure level")
+            data[long] = (dims, x[:, :, i])
+            continue
+        if long not in data:
+            shape = (*x.shape[:2], len(levels), *x.shape[3:])
+            data[long] = ((*dims[:2], "level", *dims[2:]), np.full(shape, np.nan, x.dtype), {"levels": []})
+        elif len(data[long]) == 2:
+            raise ValueError(f"{long!r} appears both with and without a pressure level")
+        data[long][1][:, :, levels.index(lev)] = x[:, :, i]
+        data[long][2]["levels"].append(lev)  # the levels this variable has (the others are NaN)
+    return data, levels
+
+
 def forecast(
     model: UCast,
     init: xr.Dataset,
@@ -140,8 +169,10 @@ def forecast(
     xarray.Dataset
         WeatherBench2 layout: each variable with dims (number, prediction_timedelta, latitude, longitude),
         coordinates ``time`` (the initial time), ``prediction_timedelta`` (multiples of ``step``),
-        ``valid_time`` = time + prediction_timedelta, ``latitude``, ``longitude``. Variables keep the model's
-        names (``z_500`` for geopotential at 500 hPa).
+        ``valid_time`` = time + prediction_timedelta, ``latitude``, ``longitude``. Variables get WB2's long
+        names (``2m_temperature`` for ``t2m``); the pressure levels of a variable (``z_500``, ``z_850``) become
+        one variable with a ``level`` dimension, (number, prediction_timedelta, level, latitude, longitude).
+        Names WB2 lacks (the simulator's ``vorticity``) are kept.
 
     Raises
     ------
@@ -169,11 +200,11 @@ def forecast(
             model, z[:1], z[1:], members, steps, forcings=forcings, member_batch=member_batch, progress=progress
         )
     x_fc = model.denormalise(z_fc[:, :, 0]).cpu().numpy()  # (M, S, C, H, W)
-    dims = ("number", "prediction_timedelta", "latitude", "longitude")
-    data = {v: (dims, x_fc[:, :, i]) for i, v in enumerate(model.variables)}
+    data, levels = wb2_variables(model.variables, x_fc)
     return xr.Dataset(
         data,
-        coords={
+        coords=({"level": levels} if levels else {})
+        | {
             "number": np.arange(members),
             "prediction_timedelta": leads,
             "time": times[-1],
