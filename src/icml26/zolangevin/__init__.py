@@ -10,7 +10,9 @@ prior, for inverse problems whose forward model is a black box.
 Public names: the estimators (:class:`GaussianSmoothing`, :class:`Coordinatewise`, :class:`VarianceReduced`),
 the samplers (:func:`langevin`, :func:`mala`, :func:`run_sampler`), the targets and the diagnostics.
 ZO-APMC lives in :mod:`icml26.zolangevin.apmc` (``zo_apmc``) with the score prior in
-:mod:`icml26.zolangevin.prior`; they import torch, so they are not loaded here.
+:mod:`icml26.zolangevin.prior`; they import torch, so they are not loaded here. Real photographs as ground
+truth (scikit-image's bundled public-domain / CC0 images) and the ZO-APMC / EnKG / gradient-APMC comparison at
+equal forward queries are in :mod:`icml26.zolangevin.photos`.
 """
 
 from .diagnostics import imq_ksd, mmd, mode_balance, relative_fisher, variance_bias

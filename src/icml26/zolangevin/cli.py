@@ -12,6 +12,7 @@ import numpy as np
 from icml26._util.cli import ArgumentParser, bounded_int, positive_float, seed_int
 from icml26._util.io import check_output_path, save_npy, save_npz
 
+from .data import TEST_PHOTOS
 from .diagnostics import imq_ksd, mode_balance, relative_fisher, variance_bias
 from .samplers import SAMPLERS, run_sampler
 from .targets import make_target
@@ -23,6 +24,24 @@ MAX_QUERIES = 1e10
 MAX_STEPS = 5_000_000
 #: chains x directions x d float64 entries allocated per zeroth-order step (~800 MB)
 MAX_STEP_ENTRIES = 100_000_000
+
+
+#: largest step size h: the built-in targets have O(1)-O(100) scales, so h > 10 can only diverge
+MAX_STEP = 10.0
+#: largest measurement noise: images lie in [0, 1], so sigma_y > 10 leaves no information in y
+MAX_SIGMA_Y = 10.0
+#: |x| above this in a built-in target's final states is a diverged chain (their modes lie within ~100)
+CLI_DIVERGED = 1e6
+
+
+def _at_most(limit: float, what: str):
+    def parse(text: str) -> float:
+        value = positive_float(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"{text!r} must be at most {limit:g} ({what})")
+        return value
+
+    return parse
 
 
 def _queries(text: str) -> float:
@@ -47,7 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--chains", type=bounded_int(1, 100_000, what="chains"), default=200, help="number of parallel chains"
     )
-    p.add_argument("--step", type=positive_float, default=None, help="step size h (default 1/d)")
+    p.add_argument(
+        "--step",
+        type=_at_most(MAX_STEP, "larger steps diverge on every built-in target"),
+        default=None,
+        help="step size h (default 1/d)",
+    )
     p.add_argument("--b", type=bounded_int(1, 100_000, what="directions"), default=4, help="directions per ZO step")
     p.add_argument(
         "--q", type=bounded_int(1, 1_000_000, what="refresh period"), default=4, help="refresh period of vr-zo"
@@ -56,7 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="save the final states as .npy (to exactly this file)")
 
     p = sub.add_parser("train-prior", help="train the score prior by denoising score matching")
-    p.add_argument("--data", default="mnist", choices=("mnist", "fashion-mnist", "shapes"), help="training images")
+    p.add_argument(
+        "--data",
+        default="mnist",
+        choices=("mnist", "fashion-mnist", "photos", "shapes"),
+        help="training images ('photos': random crops of scikit-image's bundled photographs, disjoint from the "
+        "test photos)",
+    )
     p.add_argument(
         "--data-root",
         help="folder with the data set's IDX files (train-images-idx3-ubyte[.gz]); the installed package if absent",
@@ -82,9 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--prior", type=Path, required=True, help="a prior trained with train-prior")
     p.add_argument("--image", type=Path, help=".npy or .png image (default: a test image of the prior's data set)")
+    p.add_argument(
+        "--photo",
+        choices=sorted(TEST_PHOTOS),
+        help="ground truth: a photograph bundled with scikit-image (public domain / CC0), at the prior's size",
+    )
     p.add_argument("--method", default="vr-zo", choices=("vr-zo", "zo", "oracle", "enkg"), help="posterior sampler")
     p.add_argument("--chains", type=bounded_int(1, 10_000, what="chains"), default=16, help="posterior samples")
-    p.add_argument("--sigma-y", type=positive_float, default=0.05, help="measurement noise level")
+    p.add_argument(
+        "--sigma-y",
+        type=_at_most(MAX_SIGMA_Y, "images lie in [0, 1]; noise this large leaves nothing to invert"),
+        default=0.05,
+        help="measurement noise level",
+    )
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", type=Path, help="save samples, mean and std as .npz (to exactly this file)")
     return parser
@@ -140,6 +180,12 @@ def _sample(args, rng) -> int:
     x0 = rng.standard_normal((args.chains, d))
     res = run_sampler(args.sampler, target, x0, step=step, query_budget=per_chain, b=args.b, q=args.q, rng=rng)
     x = res.final
+    if np.abs(x).max() > CLI_DIVERGED:  # the library stops at 1e30; the built-in targets live within ~100
+        bad = int((np.abs(x).max(1) > CLI_DIVERGED).sum())
+        raise ValueError(
+            f"{bad} chain(s) diverged (|x| > {CLI_DIVERGED:.0e}); the step size h={step:.3g} is too large for "
+            f"{args.target}"
+        )
     report = {
         "sampler": args.sampler,
         "target": args.target,
@@ -160,7 +206,7 @@ def _sample(args, rng) -> int:
 
 def _invert(args, rng) -> int:
     from .apmc import InverseProblem, coverage, make_forward, psnr, ssim, zo_apmc
-    from .data import load_images, load_user_image
+    from .data import load_images, load_photo, load_user_image
     from .prior import ScorePrior
 
     prior = ScorePrior.load(args.prior)
@@ -169,10 +215,14 @@ def _invert(args, rng) -> int:
             f"--chains {args.chains} x {prior.size}x{prior.size} pixels is too large; "
             f"at most {MAX_STEP_ENTRIES // 10:,} chain-pixels"
         )
+    if args.image is not None and args.photo is not None:
+        raise ValueError("pass --image or --photo, not both")
     if args.image is not None:
         truth = load_user_image(args.image, prior.size)
+    elif args.photo is not None:
+        truth = load_photo(args.photo, prior.size)
     else:
-        data = prior.data if prior.data in ("mnist", "fashion-mnist", "shapes") else "shapes"
+        data = prior.data if prior.data in ("mnist", "fashion-mnist", "photos", "shapes") else "shapes"
         truth = load_images(data, split="test", size=prior.size, n=1, rng=rng)[0]
     problem = InverseProblem.simulate(make_forward(args.problem, prior.size), truth, args.sigma_y, rng)
     res = zo_apmc(
@@ -189,6 +239,7 @@ def _invert(args, rng) -> int:
         "psnr_db": psnr(res.mean, truth.ravel()),
         "ssim": ssim(res.mean, truth, prior.size),
         "coverage_90": coverage(res.samples, truth),
+        "truth": args.photo or (str(args.image) if args.image else f"a test image of {prior.data!r}"),
     }
     if args.out:
         save_npz(

