@@ -157,3 +157,13 @@ def test_help_loads_no_torch_and_absurd_bandwidths_are_refused(tmp_path):
         with pytest.raises(SystemExit) as exc:
             build_parser().parse_args(argv)
         assert exc.value.code == 2
+
+
+def test_a_garbage_brain_file_is_named_without_pickle_advice(tmp_path):
+    from icml26.brainconverge.data import load_brain
+
+    junk = tmp_path / "brain.npz"
+    junk.write_bytes(b"garbage" * 40)
+    with pytest.raises(ValueError, match="is not a readable") as exc:
+        load_brain(junk)
+    assert "allow_pickle" not in str(exc.value)

@@ -108,3 +108,14 @@ def test_render_is_an_output_and_half_width_is_bounded(plan_file, capsys):
     assert exc.value.code == 2 and "would overwrite" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["plan", "--target", "block:4", "--half-width", "1e300", "--out", str(plan_file)])
+
+
+def test_a_garbage_agent_file_gets_no_pickle_advice(plan_file, tmp_path):
+    from icml26.nanoassembly.agents import QLearningAgent
+    from icml26.nanoassembly.config import preset
+
+    junk = tmp_path / "agent.npz"
+    junk.write_bytes(b"not an agent" * 30)
+    with pytest.raises(ValueError, match="lacks NumPy") as exc:
+        QLearningAgent.load(junk, preset("tip-changes"))
+    assert "allow_pickle" not in str(exc.value)

@@ -306,13 +306,13 @@ class BrainData:
 def load_brain(path) -> BrainData:
     """Read an ``.npz`` with ``stimulus_ids`` (n,), ``betas__<subject>`` (n, v) and ``roi__<subject>__<roi>``
     boolean (v,) masks (a single subject may use ``betas`` and ``roi__<roi>``). Raises ValueError/OSError."""
-    from icml26._util.io import check_input_file
+    from icml26._util.io import check_input_file, load_array
 
     p = check_input_file(path, what="brain file")
     try:
-        with np.load(p, allow_pickle=False) as z:
+        with load_array(p, what="brain file") as z:  # NumPy's header checked first: no pickle advice
             arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, TypeError) as exc:
         raise ValueError(f"brain file {p} is not a readable .npz archive ({exc.__class__.__name__})") from None
     if "stimulus_ids" not in arrays:
         raise ValueError(f"brain file {p} has no 'stimulus_ids' array (keys: {sorted(arrays)[:6]})")

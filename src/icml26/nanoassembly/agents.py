@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.io import check_input_file, save_npz
+from icml26._util.io import check_input_file, load_array, save_npz
 from icml26.nanoassembly.config import EnvConfig
 from icml26.nanoassembly.env import encode_action
 
@@ -242,7 +242,7 @@ class QLearningAgent:
             raise ValueError(f"{path}: not a saved Q-learning agent (no such file)")
         path = check_input_file(path, what="agent file")
         try:
-            with np.load(path, allow_pickle=False) as data:
+            with load_array(path, what="agent file") as data:  # NumPy's header checked first: no pickle advice
                 q, levels = np.asarray(data["q"], dtype=float), np.asarray(data["levels"], dtype=float)
         except Exception as exc:  # zip, pickle, key and format errors all mean "not an agent"
             raise ValueError(f"{path}: not a saved Q-learning agent ({type(exc).__name__}: {exc})") from None
