@@ -143,3 +143,15 @@ def test_geometry_without_an_rsa_is_named_with_its_out_of_vocabulary_count():
     note = _undefined_rsa_note("fa:x", 3, {"responses": 4, "out_of_vocabulary": 57, "unparsable": 2})
     assert "RSA undefined" in note and "57 answers were out of vocabulary" in note and "4 counted" in note
     assert "out of vocabulary" not in _undefined_rsa_note("glove", 3, None)
+
+
+def test_help_loads_no_scipy_torch_or_pandas():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\nfrom icml26.behaviorgeo.cli import build_parser\nbuild_parser()\n"
+        "print([m for m in ('torch', 'transformers', 'pandas', 'scipy') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "[]", out

@@ -7,17 +7,7 @@ forced choice, sampled free association, resumable Parquet trial store, four hid
 SmolLM2-135M-Instruct offline. See README.md.
 """
 
-from icml26.behaviorgeo.geometry import (
-    count_matrix,
-    heldout_ridge,
-    hidden_similarity,
-    nn_overlap,
-    ppmi,
-    row_cosine,
-    rsa,
-    sample_pairs,
-)
-from icml26.behaviorgeo.subject import SemanticWorld, SimulatedSubject, fc_trials
+from importlib import import_module
 
 __all__ = [
     "SemanticWorld",
@@ -32,3 +22,29 @@ __all__ = [
     "rsa",
     "sample_pairs",
 ]
+
+# Each public name and the module defining it: imported on first use, so `icml26 <id> --help` and the
+# CLI's parser never load torch (PEP 562).
+_LAZY = {
+    "SemanticWorld": "icml26.behaviorgeo.subject",
+    "SimulatedSubject": "icml26.behaviorgeo.subject",
+    "count_matrix": "icml26.behaviorgeo.geometry",
+    "fc_trials": "icml26.behaviorgeo.subject",
+    "heldout_ridge": "icml26.behaviorgeo.geometry",
+    "hidden_similarity": "icml26.behaviorgeo.geometry",
+    "nn_overlap": "icml26.behaviorgeo.geometry",
+    "ppmi": "icml26.behaviorgeo.geometry",
+    "row_cosine": "icml26.behaviorgeo.geometry",
+    "rsa": "icml26.behaviorgeo.geometry",
+    "sample_pairs": "icml26.behaviorgeo.geometry",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
