@@ -181,27 +181,23 @@ def _simulate_disk(args: argparse.Namespace) -> int:
             f"--perturbations x --genes = {args.perturbations * args.genes:,} per-group sums: scoring would need more "
             f"than {MAX_RUNNING_SUMS * 16 / 2**30:.0f} GB of running sums; lower one of them"
         )
+    from icml26._util.progress import progress
     from icml26.degmetrics.stream import simulate_to_disk
-
-    def progress(done: int, total: int) -> None:
-        if sys.stderr.isatty():
-            print(f"\r{done:,} / {total:,} cells", end="", file=sys.stderr, flush=True)
 
     overrides = {"library_scale": args.library_scale}
     if args.p_effect is not None:
         overrides["p_effect"] = args.p_effect
-    info = simulate_to_disk(
-        out,
-        n_cells=args.cells,
-        n_genes=args.genes,
-        n_perturbations=args.perturbations,
-        chunk_cells=args.chunk_cells,
-        seed=args.seed,
-        progress=progress,
-        **overrides,
-    )
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+    with progress(total=args.cells, desc="simulate-disk", unit="cell", unit_scale=True) as bar:  # tqdm auto
+        info = simulate_to_disk(
+            out,
+            n_cells=args.cells,
+            n_genes=args.genes,
+            n_perturbations=args.perturbations,
+            chunk_cells=args.chunk_cells,
+            seed=args.seed,
+            progress=lambda done, total: bar.update(done - bar.n),
+            **overrides,
+        )
     print(
         f"wrote {info['cells']:,} cells x {info['genes']:,} genes ({info['perturbations']:,} perturbations, "
         f"{info['control_cells']:,} control cells; {info['nonzeros']:,} non-zero counts, "
