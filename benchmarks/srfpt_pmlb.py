@@ -18,7 +18,8 @@ recurrence), distinct functions kept, seconds; a (k, v) cell is skipped once the
 more than ``--budget`` seconds or was refused (the node limit), which is where exhaustive search stops being
 tractable here.
 
-Usage: ``python benchmarks/srfpt_pmlb.py [--max-size 7] [--budget 60] [--quick]``
+Usage: ``python benchmarks/srfpt_pmlb.py [--max-size 7] [--budget 60] [--quick]``; then ``--aa`` reruns each peer
+with the next seed at the same wall times (A/A rows, ``srfpt_pmlb_aa.json``).
 """
 
 from __future__ import annotations
@@ -193,6 +194,26 @@ def tractability(budget: float, sizes=(3, 5, 7), max_v: int = 21) -> list[dict]:
     return rows
 
 
+def aa_rows(results_path: str, seed: int) -> dict:
+    """A/A rows: each peer rerun with seed + 1 at the same wall time as in ``results_path`` (ours is deterministic
+    apart from its probe rows), so the spread of a one-seed comparison can be read beside it."""
+    earlier = json.loads(Path(results_path).read_text())
+    out = {}
+    for name in SETS:
+        X, y, _ = load_pmlb(name)
+        tr, te = heldout_split(len(y), 0.25, seed=earlier["seed"])
+        args = (X[tr], y[tr], X[te], y[te])
+        seconds = earlier["fronts"][name]["ours"]["time_s"]
+        row = {}
+        for peer, run in (("pyoperon", run_operon), ("gplearn", run_gplearn)):
+            first = earlier["fronts"][name][peer]["selected"]["test_r2"]
+            second = run(*args, seconds, seed + 1)["selected"]["test_r2"]
+            row[peer] = {"seed": first, "seed + 1": second, "difference": second - first}
+        out[name] = row
+        print(name, json.dumps(row), flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-size", type=int, default=7)
@@ -200,7 +221,16 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the held-out split and of the peers")
     ap.add_argument("--quick", action="store_true", help="k = 5 and a 5 s budget (a minute in all)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "srfpt_pmlb.json"))
+    ap.add_argument(
+        "--aa", action="store_true", help="only the peers' A/A rows (seed + 1) against the results in --out"
+    )
     args = ap.parse_args()
+    if args.aa:
+        rows = aa_rows(args.out, args.seed)
+        aa_path = Path(args.out).with_name(Path(args.out).stem + "_aa.json")
+        aa_path.write_text(json.dumps(rows, indent=1) + "\n")
+        print(f"wrote {aa_path}")
+        return
     k, budget = (5, 5.0) if args.quick else (args.max_size, args.budget)
     result = {
         "max_size": k,

@@ -123,7 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
 
-    c = sub.add_parser("count", help="number of labelled trees (recurrence) and, optionally, distinct functions")
+    c = sub.add_parser(
+        "count",
+        help="number of labelled trees (recurrence) and, optionally, distinct functions",
+        description="Reads nothing; prints the exact number of labelled expression trees per size (or up to each "
+        "depth) for the given operators, variables and constants, and with --distinct the number of distinct "
+        "functions the search keeps on random points. Writes JSON with --json PATH ('-': standard output). "
+        "Example: icml26 srfpt count --max-size 9 --ops add,mul,sin --vars 2 --distinct",
+    )
     c.add_argument("--max-size", type=COUNT_SIZE, default=9, help="count trees of size 1 .. k")
     c.add_argument("--max-depth", type=COUNT_DEPTH, default=None, help="count by depth (trees of depth <= D)")
     c.add_argument("--ops", default=",".join(DEFAULT_OPS), help=ops_help)
@@ -133,7 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true", help="enumerate even when the estimate is large")
     c.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
 
-    r = sub.add_parser("reduce-clique", help="build the SR instance of a graph and solve both sides by brute force")
+    r = sub.add_parser(
+        "reduce-clique",
+        help="build the SR instance of a graph and solve both sides by brute force",
+        description="Reads an edge list (one 'u v' per line), builds the k-Clique -> symbolic-regression instance "
+        "of the W[1]-hardness reduction, solves both sides by brute force and prints whether they agree (exit 1 "
+        "if not); writes the instance with --csv PATH and the results with --json PATH. Example: "
+        "icml26 srfpt reduce-clique --graph edges.txt -k 3 --csv instance.csv --json -",
+    )
     r.add_argument("--graph", required=True, help="edge list file: one 'u v' per line")
     r.add_argument("-k", type=bounded_int(1, 50, what="clique size"), required=True, help="clique size")
     r.add_argument("--csv", default=None, help="write the SR instance (columns x0.., y) to this CSV file")
