@@ -59,7 +59,7 @@ def test_planted_function_is_in_the_library_finite_and_non_constant():
     p = get_problem("nguyen-5")
     X, y = sample(p, seed=0)
     Xh, _ = sample(p, claims.HELDOUT_N, seed=claims.HELDOUT_SEED)
-    model = ExhaustiveSR(max_size=5, ops=DEFAULT_OPS, seed=0).fit(X, y, p.variables)
+    model = ExhaustiveSR(max_size=5, ops=DEFAULT_OPS, random_state=0).fit(X, y, p.variables)
     tree = claims._planted_function(model.library_, prims, "size", 5, X, Xh, np.random.default_rng(1))
     f = claims.eval_tree(tree, prims, X)
     assert claims.tree_size(tree) == 5 and np.isfinite(f).all() and np.std(f) > 0
