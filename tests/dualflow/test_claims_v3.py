@@ -34,7 +34,7 @@ def test_the_positive_controls_plant_the_bar_on_the_negatives_a_a_pair():
     key = "DCF (separated) - VAE (best permutation) cross-seed |cos|"
     neg, pos = (C.identifiable(Scale.SMOKE, 0, arm).measured[key] for arm in (Arm.NEGATIVE, Arm.POSITIVE))
     assert pos == pytest.approx(neg + C.PLANT * C.IDENTIFIABLE_BAR, abs=1e-12)
-    for claim_obj in (C.better_latents, C.reconstruction):
+    for claim_obj in (C.better_latents, C.reconstruction, C.real_place_cells):
         neg, pos = claim_obj(Scale.SMOKE, 0, Arm.NEGATIVE), claim_obj(Scale.SMOKE, 0, Arm.POSITIVE)
         for j in claim_obj.judge:  # each difference raised by exactly 1.5 times its bar
             assert pos.measured[j.key] - neg.measured[j.key] == pytest.approx(C.PLANT * j.above, abs=1e-12)
@@ -49,7 +49,7 @@ def test_the_planted_envelope_puts_k_eff_at_0_8_over_p():
     assert pos["K_eff"] < neg["K_eff"]
 
 
-@pytest.mark.parametrize("claim_obj", [C.better_latents, C.reconstruction])
+@pytest.mark.parametrize("claim_obj", [C.better_latents, C.reconstruction, C.real_place_cells])
 def test_a_a_negative_differs_from_the_claim_but_measures_the_same(claim_obj):
     claim_run, negative = claim_obj(Scale.SMOKE, 0), claim_obj(Scale.SMOKE, 0, Arm.NEGATIVE)
     assert set(claim_run.measured) == set(negative.measured)
@@ -87,3 +87,12 @@ def test_probes_read_the_cached_fit():
 def test_measures_see_the_effect_and_its_absence(seed):
     for m in C.MEASURES:
         assert m.check(seed) == [], m.name
+
+
+def test_real_place_cells_folds_hold_both_directions_and_cover_every_lap():
+    from icml26.dualflow.real import N_FOLDS, windows
+
+    w = windows()
+    assert set(np.unique(w.fold)) == set(range(N_FOLDS))
+    for f in range(N_FOLDS):  # every fold spans most of the track (windows drop the laps' ends)
+        assert np.ptp(w.position[w.fold == f]) > 0.6

@@ -8,6 +8,7 @@ Examples::
     icml26 dualflow simulate model.pt spikes.npz --key smoothed --frames 20 --out forecast.npy
     icml26 dualflow generate video --trials 10 --time 50 --out video.npz
     icml26 dualflow fit video.npz --key frames --frame-shape 16 16 --budget 10 --out video.pt
+    icml26 dualflow decode counts.npy --behaviour position.npy --folds 4 --out latents.npz --json scores.json
 """
 
 from __future__ import annotations
@@ -120,14 +121,98 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tau", type=fraction, default=0.0, help="compression level in [0, 1] at which time is integrated")
     s.add_argument("--out", required=True, help="output .npy or .npz")
 
+    c = sub.add_parser(
+        "decode",
+        help="your own binned counts: DCF vs PCA latents judged by decoding a behavioural variable on held-out trials",
+        description="Read binned spike counts (.npy/.npz: (trials, time, units) or one 2-D array per trial) and a "
+        "behavioural variable per bin (same trials and time, (time,) or (time, k)); smooth the counts, fit DCF and "
+        "PCA on all trials but one fold at a time, and decode the behaviour from each held-out latent (linear and "
+        "kNN R^2). Writes DCF's held-out latents (--out, .npz, one array per trial) and the scores (--json). "
+        "Example: icml26 dualflow decode counts.npy --behaviour position.npy --folds 4 --out latents.npz "
+        "--json scores.json",
+    )
+    c.add_argument("data", help="binned counts: .npy (trials, time, units) or .npz")
+    c.add_argument("--key", help="array name inside a counts .npz")
+    c.add_argument("--behaviour", required=True, help="behaviour per bin: .npy/.npz, the counts' trials and time")
+    c.add_argument("--behaviour-key", help="array name inside a behaviour .npz")
+    c.add_argument("--folds", type=bounded_int(2, 1000, what="folds"), default=4, help="cross-validation folds")
+    c.add_argument("--components", type=bounded_int(1, 1000, what="latent size"), default=3, help="latent size")
+    c.add_argument("--smooth", type=bounded_float(0.0, 1000.0, what="bins"), default=2.0, help="Gaussian sigma (bins)")
+    c.add_argument("--preset", choices=["smoke", "small", "paper"], default="small", help="DCF hyper-parameter preset")
+    c.add_argument("--steps", type=bounded_int(1, MAX_STEPS, what="step limit"), help="override the preset's steps")
+    c.add_argument(
+        "--budget",
+        type=bounded_float(1.0, 1e5, what="E[K] = 1/p is at least 1 latent and at most the data's units"),
+        help="latent budget E[K] = 1/p (default: the preset's, at most the number of units)",
+    )
+    c.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    c.add_argument("--out", required=True, help="DCF's held-out latents (.npz)")
+    c.add_argument("--json", help="write the scores as JSON here ('-': stdout)")
+
     return parser
+
+
+def _decode(args) -> None:
+    import json
+
+    from icml26._util.io import atomic_output, check_input_file
+    from icml26.dualflow.config import preset
+    from icml26.dualflow.data import load_array
+    from icml26.dualflow.real import cross_validated_decoding
+
+    inputs = {Path(args.data).resolve(), Path(check_input_file(args.behaviour, what="behaviour file")).resolve()}
+    for out in (args.out, args.json):
+        if out not in (None, "-") and Path(out).resolve() in inputs:
+            raise ValueError(f"output {out} is one of the input files; choose another path")
+    if args.json not in (None, "-"):
+        check_output_path(args.json, suffixes=(".json",))
+    kwargs = preset(args.preset).as_kwargs()
+    if args.steps is not None:
+        kwargs["n_steps"] = args.steps
+    X, y = load_array(args.data, args.key), _load_behaviour(args.behaviour, args.behaviour_key)
+    n_units = X[0].shape[-1]
+    kwargs["latent_budget"] = min(kwargs["latent_budget"], n_units) if args.budget is None else args.budget
+    scores, latents = cross_validated_decoding(
+        X, y, n_folds=args.folds, n_components=args.components, smooth_bins=args.smooth, seed=args.seed, **kwargs
+    )
+    save_npz(args.out, **{f"trial_{i:05d}": z for i, z in enumerate(latents)})
+    text = json.dumps({"folds": args.folds, "components": args.components, **scores}, indent=2) + "\n"
+    if args.json == "-":
+        sys.stdout.write(text)
+    elif args.json:
+        with atomic_output(args.json) as tmp:
+            tmp.write_text(text)
+    for name, s in scores.items():
+        print(f"{name}: held-out linear R2 {s['linear R2']:.3f}, kNN R2 {s['kNN R2']:.3f}", file=sys.stderr)
+
+
+def _load_behaviour(path: str, key: str | None):
+    """The behaviour file: like the counts, but a 2-D .npy is (trials, time) of one variable."""
+    import numpy as np
+
+    from icml26._util.io import load_array as read
+
+    p = Path(path)
+    if p.suffix == ".npy":
+        a = np.asarray(read(p, what="behaviour file"))
+        if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+            raise ValueError(f"{path}: the behaviour must be real numbers; got dtype {a.dtype}")
+        if a.ndim not in (2, 3):
+            raise ValueError(f"{path}: the behaviour must be (trials, time) or (trials, time, k); got {a.shape}")
+        return a
+    from icml26.dualflow.data import load_array
+
+    return load_array(path, key)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from icml26.dualflow.data import load_array
 
-    _check_out(args.out, {"generate": "npz", "fit": "pt"}.get(args.verb, "array"))
+    _check_out(args.out, {"generate": "npz", "fit": "pt", "decode": "npz"}.get(args.verb, "array"))
+    if args.verb == "decode":
+        _decode(args)
+        return 0
 
     if args.verb == "generate":
         from icml26.dualflow.data import make_rotating_video, make_spiking_dataset
