@@ -144,3 +144,15 @@ def test_help_loads_no_pandas_or_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert out.strip() == "[]", out
+
+
+def test_lazy_package_keeps_the_evaluate_function_whatever_is_imported_first():
+    """The package loads its modules lazily; the module ``evaluate`` must not replace the function ``evaluate``
+    (the README's own import line failed with "'module' object is not callable" when it did)."""
+    import subprocess
+    import sys
+
+    for first in ("from icml26.degmetrics.evaluate import Evaluation", "from icml26.degmetrics import DEGReference"):
+        probe = f"{first}\nfrom icml26.degmetrics import evaluate\nprint(callable(evaluate), evaluate.__module__)\n"
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == "True icml26.degmetrics.evaluate", out.stderr

@@ -16,6 +16,9 @@ side (data scale stated and validated); :func:`calibration_baselines` and :func:
 :mod:`icml26.degmetrics.metrics`.
 """
 
+import sys
+import types
+
 # Each public name and its module, imported on first use: pandas, scanpy and torch load only when their parts
 # are used, so the command line's parser (and --help) starts fast (PEP 562).
 _LAZY = {
@@ -34,6 +37,20 @@ _LAZY = {
     "compare_losses": "train",
     "compare_losses_tuned": "train",
 }
+
+
+class _Package(types.ModuleType):
+    """The package keeps its public function ``evaluate`` when the module of the same name is first imported
+    (the import system would otherwise set the package attribute to that module; an eager import used to hide
+    this by binding the function after it)."""
+
+    def __setattr__(self, name, value):
+        if name == "evaluate" and isinstance(value, types.ModuleType):
+            value = value.evaluate
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name):
