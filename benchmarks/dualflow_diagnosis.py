@@ -51,6 +51,7 @@ VARIANTS = {
     "steps2000": {"n_steps": 2000},
     "lr3e-4": {"lr": 3e-4},
     "no-df": {"weights": (1.0, 0.0, 1.0)},
+    "no-td": {"distortion_weight": 0.0},
     "align-only": {"weights": (0.0, 0.0, 1.0)},
 }
 
