@@ -155,3 +155,13 @@ def test_help_loads_no_scipy_torch_or_pandas():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
     assert out.strip() == "[]", out
+
+
+def test_a_store_named_like_the_paradigm_is_not_an_input(tmp_path, monkeypatch):
+    """'run --paradigm fc --out fc' (the README's own line): the choice word is not a file the output would
+    overwrite."""
+    from icml26.behaviorgeo.cli import build_parser
+
+    monkeypatch.chdir(tmp_path)
+    args = build_parser().parse_args(["run", "--model", "tiny", "--paradigm", "fc", "--out", "fc"])
+    assert args.paradigm == "fc" and str(args.out) == "fc"

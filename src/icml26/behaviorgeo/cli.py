@@ -24,19 +24,27 @@ MODEL_HELP = "smollm2 (SmolLM2-135M-Instruct, converted once to a user cache), t
 STRATEGIES = ("averaged", "meaning", "task-fc", "task-fa")
 
 
+def _word(text: str) -> str:
+    """A choice word, not a file: typed so the parser's output-vs-input check leaves it alone (``--paradigm fc
+    --out fc`` names the store folder 'fc', not the paradigm)."""
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 behaviorgeo", description="Behavioural vs hidden-state semantic geometry.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
     r = sub.add_parser("run", help="run (or resume) forced-choice or free-association trials into a Parquet store")
     r.add_argument("--model", default="smollm2", help=MODEL_HELP)
-    r.add_argument("--paradigm", choices=("fc", "fa"), required=True, help="forced choice or free association")
+    r.add_argument(
+        "--paradigm", type=_word, choices=("fc", "fa"), required=True, help="forced choice or free association"
+    )
     r.add_argument("--vocab", type=bounded_int(17, 20000, what="vocabulary size"), default=40,
                    help="vocabulary size (concrete nouns, then frequent wordfreq words)")  # fmt: skip
     r.add_argument("--vocab-file", type=Path, help="one word per line (instead of --vocab)")
     r.add_argument("--shuffles", type=bounded_int(1, 100), default=1,
                    help="FC: candidate shuffles per cue (each shows every other word once)")  # fmt: skip
-    r.add_argument("--scoring", choices=("word", "label"), default="word",
+    r.add_argument("--scoring", type=_word, choices=("word", "label"), default="word",
                    help="FC: score the candidates' first tokens (word) or the labels A..P (label)")  # fmt: skip
     r.add_argument("--runs", type=bounded_int(1, 1000), default=2, help="FA: sampled runs per cue")
     r.add_argument("--max-new-tokens", type=bounded_int(4, 256, what="time"), default=20, help="FA: tokens sampled")
@@ -54,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="RSA / NN@k of trial stores' geometry against the model's hidden states")
     c.add_argument("--trials", type=Path, nargs="+", required=True, help="trial store folders written by run")
     c.add_argument("--model", default="smollm2", help=MODEL_HELP)
-    c.add_argument("--strategy", choices=STRATEGIES, default="task-fc", help="hidden-state extraction strategy")
+    c.add_argument(
+        "--strategy", type=_word, choices=STRATEGIES, default="task-fc", help="hidden-state extraction strategy"
+    )
     c.add_argument("--baselines", default="glove", help="comma-separated from glove, minilm, none")
     c.add_argument("--pairs", type=bounded_int(10, 10**8, what="memory"), default=500_000, help="RSA pairs sampled")
     c.add_argument("--k", type=bounded_int(1, 10000), default=5, help="neighbours for NN@k overlap")
