@@ -147,7 +147,7 @@ _SYSTEMS = [
         "Efficient Adaptive Testing via Gradient Path Matching Subset Selection for AI Education",
         "IRT calibration and adaptive testing with a policy trained to match gradient paths",
         status="implemented",
-        extra="torch",
+        extra="torch,irt",
     ),
     SystemSpec(
         "nanoassembly",
