@@ -226,6 +226,9 @@ def test_an_output_may_not_name_an_input(tmp_path, capsys):
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "choose another output path" in err, err
     assert data.read_bytes() == b"precious"
+    # a choice word is no file: `--paradigm fc --out fc` writes the file fc
+    train.add_argument("--paradigm", choices=["fc", "fa"], default="fa", help="a choice")
+    assert parser.parse_args(["train", "--paradigm", "fc", "--checkpoint", "fc"]).checkpoint == "fc"
 
 
 def test_load_array_reads_npy_and_npz_and_names_anything_else(tmp_path):

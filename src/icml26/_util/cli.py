@@ -91,8 +91,8 @@ class ArgumentParser(argparse.ArgumentParser):
         """Refuse an output path that is also another path argument (an input it would destroy)."""
         named: list[tuple[argparse.Action, Path]] = []
         for action in self._actions:
-            if action.type not in (None, str, Path) or action.nargs == 0:
-                continue
+            if action.type not in (None, str, Path) or action.nargs == 0 or action.choices:
+                continue  # numbers, flags and choice words name no file
             value = getattr(namespace, action.dest, None)
             for item in value if isinstance(value, list | tuple) else [value]:
                 if isinstance(item, str | os.PathLike) and str(item) not in ("", "-"):
