@@ -66,6 +66,18 @@ def with_spikingjelly(model: nn.Module) -> nn.Module:
     return model
 
 
+class Program(nn.Module):
+    """An exported program's module behind a plain module (the exported module refuses ``.eval()``; it is
+    already an inference graph), kept out of the module tree so that ``eval()`` does not reach it."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.__dict__["program"] = module
+
+    def forward(self, img):
+        return self.program(img)
+
+
 def exported(model: nn.Module, x: torch.Tensor) -> tuple[nn.Module, int]:
     """``torch.export`` program of the model (dynamic batch), saved to bytes and loaded back; its size."""
     batch = torch.export.Dim("batch", min=1, max=4096)
@@ -75,7 +87,7 @@ def exported(model: nn.Module, x: torch.Tensor) -> tuple[nn.Module, int]:
     torch.export.save(program, buf)
     size = len(buf.getvalue())
     buf.seek(0)
-    return torch.export.load(buf).module(), size
+    return Program(torch.export.load(buf).module()), size
 
 
 def timer_sanity(repeats: int) -> dict:

@@ -54,7 +54,7 @@ def _data_args(p, default="digits"):
     p.add_argument("--data", default=default, help=DATA_HELP)
     p.add_argument("--train-size", type=bounded_int(10, 60000, what="images"), default=1257, help="training images")
     p.add_argument("--test-size", type=bounded_int(10, 10000, what="images"), default=540, help="test images")
-    p.add_argument("--pool", type=int, choices=(1, 2), default=1, help="average-pool MNIST images by this factor")
+    p.add_argument("--pool", type=int, choices=(1, 2), default=1, help="average-pool 28x28 images by this factor")
     p.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=32, help="minibatch size")
     p.add_argument("--seed", type=bounded_int(0, 2**31 - 1, what="seeds"), default=0, help="random seed")
     p.add_argument("--threads", type=bounded_int(1, 64), default=1, help="torch threads")
@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--compare", type=Path, help="a second checkpoint (e.g. the dense one) profiled beside it")
     f.add_argument("--model", choices=("cnn", "spikingformer-mini"), help="refuse a checkpoint of another architecture")
     f.add_argument("--data", default="digits", help=DATA_HELP + "; images for SOP counting and latency")
+    f.add_argument("--pool", type=int, choices=(1, 2), default=1, help="average-pool --data images by this factor")
     f.add_argument("--images", type=Path, help="a .npy (N, H, W) or (N, C, H, W) of your images instead of --data")
     f.add_argument("--batch-sizes", type=_ints, default=[1, 32], help="comma-separated batch sizes for latency")
     f.add_argument("--threads", type=_ints, default=[1, 2], help="comma-separated torch thread counts")
@@ -243,7 +244,7 @@ def _profile(args) -> int:
             raise ValueError(msg) from None
         x = check_images(np.asarray(raw), what=f"images in {args.images}", shape=shape)
     else:
-        split = load_data(args.data, n_test=max(args.batch_sizes), seed=0)
+        split = load_data(args.data, n_test=max(args.batch_sizes), seed=0, pool=args.pool)
         x = check_images(split.x_test, what=f"--data {args.data}", shape=shape)
     need = max(args.batch_sizes)
     x = torch.from_numpy(np.concatenate([x] * (-(-need // len(x))))[:need])
