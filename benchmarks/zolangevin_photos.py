@@ -12,7 +12,7 @@ black-hole gap, 26.7 vs 26.2 dB). Negative control (A/A): a second EnKG run on i
 ZO-APMC's place. Positive control: that A/A twin's posterior mean moved towards the truth so its PSNR rises by
 exactly 0.375 dB (1.5 x the bar). The same paired statistics are reported against gradient APMC.
 
-    python benchmarks/zolangevin_photos.py [--size 16] [--seeds 0 1 2] [--prior-steps 3000]
+    python benchmarks/zolangevin_photos.py [--size 16] [--seeds 0 1 2] [--prior-steps 3000] [--reuse OLD.json]
 
 Writes benchmarks/results/zolangevin_photos.json.
 """
@@ -54,15 +54,18 @@ def main() -> None:
     ap.add_argument("--steps-per-level", type=int, default=25)
     ap.add_argument("--sigma-y", type=float, default=0.05)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "zolangevin_photos.json"))
+    ap.add_argument("--reuse", default=None, help="keep the runs of these seeds from an earlier output JSON")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    kept = json.loads(Path(args.reuse).read_text())["runs"] if args.reuse else []
+    kept = [r for r in kept if r["seed"] in args.seeds]
     t0 = time.perf_counter()
     patches = load_images("photos", size=args.size, n=20_000, rng=np.random.default_rng(0))
     prior = train_score_prior(patches, n_steps=args.prior_steps, width=args.prior_width, seed=0, data="photos")
     prior_s = time.perf_counter() - t0
     print(f"prior: {prior_s:.0f} s, final DSM loss {prior.final_loss_:.4f}", flush=True)
-    runs = []
-    for seed in args.seeds:
+    runs = list(kept)
+    for seed in [s for s in args.seeds if s not in {r["seed"] for r in kept}]:
         t0 = time.perf_counter()
         res = compare_on_photos(
             prior,
@@ -76,6 +79,7 @@ def main() -> None:
             row.pop("_means"), row.pop("_truth")
             row["seed"] = seed
         runs.extend(res["runs"])
+        Path(args.out).with_suffix(".partial.json").write_text(json.dumps({"runs": runs}))
         print(f"seed {seed}: {time.perf_counter() - t0:.0f} s", flush=True)
     methods = ("ZO-APMC", "EnKG", "gradient APMC", "EnKG twin")
     table, judged = {}, {}
