@@ -22,9 +22,31 @@ Real EEG + ECG (EEGMAT, a 12-subject subset shipped; EDF for all 36)::
 Command line: ``icml26 eegmoce simulate|train|explain`` (``train --edf DIR`` for EDF recordings).
 """
 
-from icml26.eegmoce.data import MultimodalData, from_mne_epochs, gromov_delta, load_npz, simulate
-from icml26.eegmoce.eegmat import load_eegmat
-from icml26.eegmoce.model import ARMS, MoCE, ModelConfig, TrainConfig, build_model, cross_validate
+# Each public name and its module, imported on first use: torch loads only when the model is used, so the command
+# line's parser (and --help) starts fast (PEP 562).
+_LAZY = {
+    "MultimodalData": "data",
+    "from_mne_epochs": "data",
+    "gromov_delta": "data",
+    "load_npz": "data",
+    "simulate": "data",
+    "load_eegmat": "eegmat",
+    "ARMS": "model",
+    "MoCE": "model",
+    "ModelConfig": "model",
+    "TrainConfig": "model",
+    "build_model": "model",
+    "cross_validate": "model",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"icml26.eegmoce.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'icml26.eegmoce' has no attribute {name!r}")
+
 
 __all__ = [
     "ARMS",
