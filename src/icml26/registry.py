@@ -235,7 +235,7 @@ _SYSTEMS = [
         "variance-reduced zeroth-order Langevin sampling and ZO-APMC for black-box inverse problems",
         status="implemented",
         reference="arXiv:2605.30573",
-        extra="torch",
+        extra="torch,imaging",
     ),
     SystemSpec(
         "flip2",
