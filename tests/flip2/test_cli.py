@@ -174,3 +174,11 @@ def test_synthetic_rejects_bad_sizes():
     for kw in ({"L": 0}, {"n_per_wt": -1}, {"noise": float("nan")}, {"noise": -1.0}, {"max_mutations": 50, "L": 10}):
         with pytest.raises(ValueError):
             make_synthetic(**kw)
+
+
+def test_written_out_choices_match_the_library():
+    """cli.py writes the dataset and model names out so that --help loads no pandas; they must not drift."""
+    from icml26.flip2 import cli, data, models
+
+    assert cli.DATASETS == ("gb1", *data.MAVENN_SETS, "synthetic")
+    assert cli.MODEL_NAMES == models.MODEL_NAMES
