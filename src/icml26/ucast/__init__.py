@@ -13,13 +13,7 @@ ERA5 (:func:`simulate_dataset`), a WeatherBench2-style loader for NetCDF, Zarr a
 real hourly ERA5 2 m temperature series over the UK shipped with the package (:func:`load_era5_uk`).
 """
 
-from icml26.ucast.config import DataConfig, ModelConfig, Preset, TrainConfig, get_preset
-from icml26.ucast.data import Normalizer, latitude_weights, load_era5_uk, load_wb2, simulate_dataset
-from icml26.ucast.evaluate import evaluate_forecast
-from icml26.ucast.forecast import forecast, rollout
-from icml26.ucast.metrics import ensemble_scores, fair_crps, rank_histogram
-from icml26.ucast.model import UCast, UNet, set_mc_dropout
-from icml26.ucast.train import load_checkpoint, train_stage
+from importlib import import_module
 
 __all__ = [
     "DataConfig",
@@ -44,3 +38,40 @@ __all__ = [
     "simulate_dataset",
     "train_stage",
 ]
+
+
+# Each public name and the module defining it, imported on first use (PEP 562): `icml26 ucast --help` and the
+# CLI's parser load no torch, xarray or pandas.
+_LAZY = {
+    "DataConfig": "icml26.ucast.config",
+    "ModelConfig": "icml26.ucast.config",
+    "Normalizer": "icml26.ucast.data",
+    "Preset": "icml26.ucast.config",
+    "TrainConfig": "icml26.ucast.config",
+    "UCast": "icml26.ucast.model",
+    "UNet": "icml26.ucast.model",
+    "ensemble_scores": "icml26.ucast.metrics",
+    "evaluate_forecast": "icml26.ucast.evaluate",
+    "fair_crps": "icml26.ucast.metrics",
+    "forecast": "icml26.ucast.forecast",
+    "get_preset": "icml26.ucast.config",
+    "latitude_weights": "icml26.ucast.data",
+    "load_checkpoint": "icml26.ucast.train",
+    "load_era5_uk": "icml26.ucast.data",
+    "load_wb2": "icml26.ucast.data",
+    "rank_histogram": "icml26.ucast.metrics",
+    "rollout": "icml26.ucast.forecast",
+    "set_mc_dropout": "icml26.ucast.model",
+    "simulate_dataset": "icml26.ucast.data",
+    "train_stage": "icml26.ucast.train",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
