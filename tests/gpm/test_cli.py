@@ -60,3 +60,14 @@ def test_cli_bad_input(files):
                 str(files / "p.pt"),
             ]
         )
+
+
+def test_lazy_package_names_are_the_library_objects():
+    """The package exports its names lazily (so --help loads no torch); ``calibrate`` stays the function even once
+    the submodule of that name is imported, as it was when the package imported it eagerly."""
+    import icml26.gpm
+    import icml26.gpm.calibrate
+    from icml26.gpm import calibrate, irt
+
+    assert callable(icml26.gpm.calibrate) and calibrate is icml26.gpm.calibrate
+    assert icml26.gpm.ItemBank is irt.ItemBank and set(icml26.gpm.__all__) == set(icml26.gpm._LAZY)

@@ -15,11 +15,44 @@ Reference: "Efficient Adaptive Testing via Gradient Path Matching Subset Selecti
 ICML 2026 (poster 63356); predecessors BECAT (Zhuang et al., NeurIPS 2023) and BOBCAT (Ghosh & Lan, IJCAI 2021).
 """
 
-from icml26.gpm.calibrate import calibrate
-from icml26.gpm.irt import ItemBank, estimate_ability
-from icml26.gpm.policy import BOBCATSelector, GPMSelector
-from icml26.gpm.selectors import BECATSelector, KLISelector, MFISelector, RandomSelector
-from icml26.gpm.session import AdaptiveTest
+import sys
+from types import ModuleType
+
+# Each public name and its module, imported on first use: torch loads only when calibration or a policy is used,
+# so the command line's parser (and --help) starts fast (PEP 562).
+_LAZY = {
+    "calibrate": "calibrate",
+    "ItemBank": "irt",
+    "estimate_ability": "irt",
+    "BOBCATSelector": "policy",
+    "GPMSelector": "policy",
+    "BECATSelector": "selectors",
+    "KLISelector": "selectors",
+    "MFISelector": "selectors",
+    "RandomSelector": "selectors",
+    "AdaptiveTest": "session",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"icml26.gpm.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'icml26.gpm' has no attribute {name!r}")
+
+
+class _Package(ModuleType):
+    """``icml26.gpm.calibrate`` stays the function (as when it was imported eagerly), even once the submodule of the
+    same name is imported: the import system's binding of the submodule onto the package is ignored."""
+
+    def __setattr__(self, name, value):
+        if not (name == "calibrate" and isinstance(value, ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "AdaptiveTest",
