@@ -6,18 +6,31 @@ Multi-step LIF spiking networks (a spiking CNN and a Spikingformer-style transfo
 layer, plus SOP / energy-proxy counting, CPU latency and ``torch.export`` of the compact model. See README.md.
 """
 
-from icml26.spik4lite.measure import count_ops, interleaved_latency
-from icml26.spik4lite.model import (
-    ChannelGate,
-    MultiStepLIF,
-    SpikingCNN,
-    SpikingformerMini,
-    add_gates,
-    energy_loss,
-    mask_model,
-    refactor,
-)
-from icml26.spik4lite.train import spik4lite, train_dense
+# Each public name and its module, imported on first use: torch loads only when the models are used, so the command
+# line's parser (and --help) starts fast (PEP 562).
+_LAZY = {
+    "count_ops": "measure",
+    "interleaved_latency": "measure",
+    "ChannelGate": "model",
+    "MultiStepLIF": "model",
+    "SpikingCNN": "model",
+    "SpikingformerMini": "model",
+    "add_gates": "model",
+    "energy_loss": "model",
+    "mask_model": "model",
+    "refactor": "model",
+    "spik4lite": "train",
+    "train_dense": "train",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"icml26.spik4lite.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'icml26.spik4lite' has no attribute {name!r}")
+
 
 __all__ = [
     "ChannelGate",
