@@ -62,3 +62,10 @@ def test_json_goes_to_a_file_and_the_table_to_the_terminal(tmp_path, capsys):
     assert json.loads(out.read_text())[-1]["size"] == 3
     with pytest.raises(FileNotFoundError, match="does not exist"):
         main(["count", "--max-size", "3", "--json", str(tmp_path / "missing" / "c.json")])
+
+
+def test_written_out_operator_names_match_the_primitives():
+    """cli.py writes the operator names out so that --help loads no sympy; they must not drift."""
+    from icml26.srfpt import cli, primitives
+
+    assert cli.OPS == tuple(primitives.PRIMITIVES) and cli.DEFAULT_OPS == primitives.DEFAULT_OPS

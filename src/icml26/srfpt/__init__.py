@@ -12,12 +12,33 @@ Nguyen and hand-written Feynman-style problems in :mod:`icml26.srfpt.data`.
 Reference: "When Is Symbolic Regression Tractable?", ICML 2026 (poster 63583; abstract only).
 """
 
-from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
-from icml26.srfpt.data import PROBLEMS, get_problem, sample
-from icml26.srfpt.enumerate import SearchSpaceTooLarge
-from icml26.srfpt.opcount import SearchCost, counted_search
-from icml26.srfpt.reduction import clique_to_sr, solve_sr_instance, solve_sr_witness
-from icml26.srfpt.search import ExhaustiveSR, ParetoPoint, estimate_trees
+# Each public name and its module, imported on first use: sympy, scikit-learn and pandas load only when their parts
+# are used, so the command line's parser (and --help) starts fast (PEP 562).
+_LAZY = {
+    "count_trees_by_depth": "counting",
+    "count_trees_by_size": "counting",
+    "PROBLEMS": "data",
+    "get_problem": "data",
+    "sample": "data",
+    "SearchSpaceTooLarge": "enumerate",
+    "SearchCost": "opcount",
+    "counted_search": "opcount",
+    "clique_to_sr": "reduction",
+    "solve_sr_instance": "reduction",
+    "solve_sr_witness": "reduction",
+    "ExhaustiveSR": "search",
+    "ParetoPoint": "search",
+    "estimate_trees": "search",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"icml26.srfpt.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'icml26.srfpt' has no attribute {name!r}")
+
 
 __all__ = [
     "PROBLEMS",

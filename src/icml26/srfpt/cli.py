@@ -10,13 +10,12 @@ import numpy as np
 
 from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, seed_int
 from icml26._util.io import atomic_output, check_input_file, check_output_path
-from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
-from icml26.srfpt.data import PMLB_SETS, PROBLEMS, get_problem, heldout_split, load_csv, load_pmlb, sample
-from icml26.srfpt.enumerate import enumerate_library
-from icml26.srfpt.fit import eval_tree
-from icml26.srfpt.primitives import DEFAULT_OPS, PRIMITIVES, parse_ops
-from icml26.srfpt.reduction import clique_to_sr, has_clique_bruteforce, read_edge_list, solve_sr_instance
-from icml26.srfpt.search import ExhaustiveSR, estimate_trees
+from icml26.srfpt.data import PMLB_SETS, PROBLEMS  # data.py imports sympy only where a formula is used
+
+# the operator names (= tuple(primitives.PRIMITIVES)) and the default set (= primitives.DEFAULT_OPS), written out so
+# that the parser (and --help) loads no sympy; a test checks them
+OPS = tuple("add sub mul div pow sin cos tan exp log sqrt square cube neg inv abs".split())
+DEFAULT_OPS = ("add", "sub", "mul", "div", "sin", "cos", "exp", "log")
 
 
 def _constants(text: str) -> tuple[float, ...]:
@@ -82,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Exhaustive (FPT) symbolic regression, exact tree counts and the clique -> SR reduction.",
     )
     sub = parser.add_subparsers(dest="verb", required=True)
-    ops_help = f"comma-separated operators (default {','.join(DEFAULT_OPS)}); known: {','.join(PRIMITIVES)}"
+    ops_help = f"comma-separated operators (default {','.join(DEFAULT_OPS)}); known: {','.join(OPS)}"
 
     s = sub.add_parser(
         "search",
@@ -183,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _search(args) -> int:
+    from icml26.srfpt.data import heldout_split, load_csv
+    from icml26.srfpt.fit import eval_tree
+    from icml26.srfpt.search import ExhaustiveSR
+
     if args.json not in (None, "-"):
         check_output_path(args.json)
     if args.workers is not None and args.ray_address != "local":
@@ -246,6 +249,11 @@ def _r2(pred: np.ndarray, y: np.ndarray) -> float | None:
 
 
 def _count(args) -> int:
+    from icml26.srfpt.counting import count_trees_by_depth, count_trees_by_size
+    from icml26.srfpt.enumerate import enumerate_library
+    from icml26.srfpt.primitives import parse_ops
+    from icml26.srfpt.search import estimate_trees
+
     if args.json not in (None, "-"):
         check_output_path(args.json)
     ops = parse_ops(args.ops)
@@ -288,6 +296,9 @@ def _count(args) -> int:
 
 
 def _reduce(args) -> int:
+    from icml26.srfpt.reduction import clique_to_sr, has_clique_bruteforce, read_edge_list, solve_sr_instance
+    from icml26.srfpt.search import estimate_trees
+
     if args.json not in (None, "-"):
         check_output_path(args.json)
     if args.csv:
@@ -332,6 +343,8 @@ def _write_csv(path, table: np.ndarray, header: str) -> None:
 
 
 def _sample(args) -> int:
+    from icml26.srfpt.data import get_problem, load_pmlb, sample
+
     check_output_path(args.out, suffixes=(".csv",))  # sample writes CSV: refuse a.npy rather than mislabel it
     if args.problem.startswith("pmlb-"):
         name = args.problem.removeprefix("pmlb-")

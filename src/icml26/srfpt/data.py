@@ -16,9 +16,12 @@ import gzip
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
+
+if TYPE_CHECKING:  # sympy is imported where a formula is used, so the problem names load fast (icml26 srfpt --help)
+    import sympy
 
 NGUYEN_OPS = ("add", "sub", "mul", "div", "sin", "cos", "exp", "log")
 FEYNMAN_OPS = ("add", "sub", "mul", "div", "sqrt", "exp", "cos")
@@ -57,14 +60,20 @@ class Problem:
     @property
     def symbols(self) -> list[sympy.Symbol]:
         """One sympy symbol per variable; positive when its range is (lets sympy see x**y = exp(y log x))."""
+        import sympy
+
         return [sympy.Symbol(v, real=True, positive=True if r[0] >= 0 else None) for v, r in self.ranges.items()]
 
     @property
     def expression(self) -> sympy.Expr:
+        import sympy
+
         return sympy.sympify(self.formula, locals=dict(zip(self.variables, self.symbols, strict=True)))
 
     def function(self):
         """Vectorised numpy function of the columns."""
+        import sympy
+
         syms = self.symbols
         f = sympy.lambdify(syms, self.expression, "numpy")
         return lambda X: np.asarray(f(*X.T), dtype=np.float64) * np.ones(len(X))
@@ -172,6 +181,8 @@ def sample(problem: Problem, n: int | None = None, *, noise: float = 0.0, seed: 
 def symbolic_match(model: sympy.Expr, truth: sympy.Expr, rel_tol: float = 1e-6) -> bool:
     """Is ``model`` the ground truth? ``model/truth`` simplifies to a constant within ``rel_tol`` of 1, or
     ``model - truth`` simplifies to a constant within ``rel_tol`` of 0 (constants found numerically)."""
+    import sympy
+
     by_name = {s.name: s for s in truth.free_symbols}
     model = model.xreplace({s: by_name.get(s.name, s) for s in model.free_symbols})
     if model.free_symbols - truth.free_symbols:
