@@ -239,7 +239,8 @@ def load_csv(path: str | Path, target: str):
     except csv.Error as exc:
         raise ValueError(f"{path}: malformed CSV ({exc})") from None
     if len(rows) < 3:
-        raise ValueError(f"{path}: need a header and at least 2 data rows; found {len(rows)} rows")
+        found = "no rows" if not rows else f"a header and {len(rows) - 1} data row{'s' * (len(rows) != 2)}"
+        raise ValueError(f"{path}: need a header and at least 2 data rows; found {found}")
     header = [h.strip() for h in rows[0]]
     if len(set(header)) != len(header):
         raise ValueError(f"{path}: duplicate column names in the header {header}")
