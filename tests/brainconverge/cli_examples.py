@@ -2,7 +2,7 @@
 
 Fixtures in ``tests/brainconverge/data`` (regenerate with ``make_fixtures.py`` there): ``zoo.pt`` (4 MLPs of
 width 8 on digits, two with per-epoch checkpoints), ``brain.npz`` (a synthetic brain on the zoo's 40 stimuli)
-and ``table.csv`` (the alignment table of the two).
+and ``table.csv`` (the alignment table of the two); ``language`` reads the shipped Alice fMRI bundle.
 """
 
 from pathlib import Path
@@ -28,4 +28,20 @@ EXAMPLES = [
     ],
     ["granger", "--trajectories", str(DATA / "table.csv"), "--maxlag", "1", "--json", "{tmp}/g.json"],
     ["report", "--table", str(DATA / "table.csv"), "--json", "{tmp}/r.json", "--plot", "{tmp}/r.png"],
+    # real fMRI: one tiny GPT-2 trained for 4 steps, 2 listeners
+    [
+        "language",
+        "--model",
+        "zoo",
+        "--widths",
+        "16",
+        "--depths",
+        "1",
+        "--steps",
+        "4",
+        "--subjects",
+        "2",
+        "--json",
+        "{tmp}/lang.json",
+    ],
 ]

