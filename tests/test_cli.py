@@ -447,3 +447,30 @@ def test_a_verbs_missing_optional_dependency_is_one_line_with_the_extra(capsys, 
     assert "fakesys: this command needs the missing package 'ray': pip install 'icml26[" in message
     assert "ray" in message.split("icml26[")[1] and "Traceback" not in message
     assert cli.install_hint("no_such_module_xyz") == "pip install no_such_module_xyz"
+
+
+HEAVY = ("torch", "pandas", "sklearn", "transformers", "xarray", "sympy", "mne", "pyscf", "anndata", "gymnasium")
+
+
+@pytest.mark.parametrize("system_id", sorted(s.id for s in SYSTEMS.values() if s.implemented))
+def test_system_help_imports_no_heavy_library(system_id):
+    """`icml26 ID --help` and every `icml26 ID VERB --help` build parsers only: no torch, pandas, scikit-learn, … is
+    imported (each costs seconds on a cold start; issue 52 asks --help under 1.5 s). Checked by what is imported,
+    not by timing."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from icml26.cli import main\n"
+        f"from icml26.{system_id}.cli import build_parser\n"
+        "from cli_harness import verbs\n"
+        f"argvs = [['{system_id}', '--help']] + [['{system_id}', v, '--help'] for v in verbs(build_parser()) if v]\n"
+        "for argv in argvs:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            main(argv)\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "", f"{system_id} --help imports {out.stdout.strip()}"
