@@ -53,7 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 smoothspike", description="SmoothSpike: Hadamard-smoothed spiking encoders.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    f = sub.add_parser("finetune", help="fine-tune a spiking encoder on a text task and save a checkpoint")
+    f = sub.add_parser(
+        "finetune",
+        help="fine-tune a spiking encoder on a text task and save a checkpoint",
+        description="Reads a text task (--task, or GLUE-format TSVs) and optionally MiniLM's weights, fine-tunes a "
+        "spiking encoder with or without SmoothSpike's rotation, prints the test metrics and writes the checkpoint "
+        "(--out, .pt) and the metrics as JSON (--json). Example: icml26 smoothspike finetune --task tweets "
+        "--rotation hadamard --steps 200 --out model.pt",
+    )
     _task_args(f)
     f.add_argument(
         "--rotation",
@@ -85,7 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
     f.add_argument("--json", type=Path, help="write the metrics as JSON here")
 
-    a = sub.add_parser("analyze", help="per-layer spike-count entropy, saturation and homogenisation; test metrics")
+    a = sub.add_parser(
+        "analyze",
+        help="per-layer spike-count entropy, saturation and homogenisation; test metrics",
+        description="Reads a checkpoint and its task's test texts, prints the test metrics and a per-layer table of "
+        "spike-count entropy, firing rate, saturated and silent fractions, and writes them as JSON (--json). "
+        "Example: icml26 smoothspike analyze --checkpoint model.pt --sentences 64 --json report.json",
+    )
     a.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint written by finetune or fuse")
     _task_args(a, required=False)
     a.add_argument("--sentences", type=bounded_int(1, 10000, what="memory"), default=64,
@@ -93,7 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--max-len", type=bounded_int(1, 4096), help="tokens per text (default: the model's maximum)")
     a.add_argument("--json", type=Path, help="write the report as JSON here")
 
-    z = sub.add_parser("fuse", help="fold the rotations into the weights; checks the fused logits")
+    z = sub.add_parser(
+        "fuse",
+        help="fold the rotations into the weights; checks the fused logits",
+        description="Reads a rotated checkpoint, folds its rotations into the weights, prints the largest logit "
+        "difference between fused and unfused models, parameters and MACs, and writes the fused checkpoint (--out, "
+        ".pt) and the check as JSON (--json). Example: icml26 smoothspike fuse --checkpoint model.pt --out fused.pt",
+    )
     z.add_argument("--checkpoint", type=Path, required=True, help="a rotated checkpoint written by finetune")
     z.add_argument("--out", type=Path, required=True, help="fused checkpoint to write (.pt)")
     z.add_argument("--json", type=Path, help="write the check (max |logit difference|, parameters) as JSON here")
