@@ -358,7 +358,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log training progress")
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    p = sub.add_parser("simulate", help="simulate Kolmogorov-flow trajectories (the ERA5 stand-in) to NetCDF")
+    p = sub.add_parser(
+        "simulate",
+        help="simulate Kolmogorov-flow trajectories (the ERA5 stand-in) to NetCDF",
+        description="Reads nothing; simulates Kolmogorov-flow trajectories (sizes from --preset) and writes them "
+        "as NetCDF (--out), printing its dimensions. Example: icml26 ucast simulate --preset smoke "
+        "--trajectories 4 --out flow.nc",
+    )
     p.add_argument("--out", required=True, help="NetCDF file to write")
     p.add_argument("--preset", default="small", choices=PRESETS, help="size preset")
     p.add_argument(
@@ -376,7 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     p.set_defaults(func=_simulate)
 
-    p = sub.add_parser("train", help="train stage 1 (det, MAE) or stage 2 (prob, fair CRPS); torchrun for DDP")
+    p = sub.add_parser(
+        "train",
+        help="train stage 1 (det, MAE) or stage 2 (prob, fair CRPS); torchrun for DDP",
+        description="Reads gridded data (--data; stage 'prob' also the stage-1 checkpoint, --init), trains U-Cast "
+        "and writes its checkpoint (--checkpoint), printing the last loss. Example: icml26 ucast train --stage det "
+        "--data flow.nc --preset smoke --checkpoint det.pt",
+    )
     p.add_argument("--stage", choices=["det", "prob"], required=True, help="training stage")
     p.add_argument(
         "--data", required=True, help="NetCDF/Zarr/GRIB with (trajectory?, time, lat, lon) variables, or 'era5-uk'"
@@ -391,7 +403,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:1, ...")
     p.set_defaults(func=_train)
 
-    p = sub.add_parser("forecast", help="MC-dropout ensemble forecast from the last two times of --init")
+    p = sub.add_parser(
+        "forecast",
+        help="MC-dropout ensemble forecast from the last two times of --init",
+        description="Reads a checkpoint and the initial condition (times t-1 and t of --init), and writes an "
+        "MC-dropout ensemble forecast as NetCDF (--out). Example: icml26 ucast forecast --checkpoint prob.pt "
+        "--init flow.nc --trajectory 0 --members 10 --steps 30 --out fc.nc",
+    )
     p.add_argument("--checkpoint", required=True, help="checkpoint from 'train'")
     p.add_argument("--init", required=True, help="NetCDF/Zarr/GRIB holding the initial condition, or 'era5-uk'")
     p.add_argument(
@@ -412,7 +430,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
     p.set_defaults(func=_forecast)
 
-    p = sub.add_parser("evaluate", help="CRPS, RMSE (both conventions), SSR per lead time against a truth file")
+    p = sub.add_parser(
+        "evaluate",
+        help="CRPS, RMSE (both conventions), SSR per lead time against a truth file",
+        description="Reads a forecast of 'forecast' and the observed trajectories (--truth), and prints CRPS, "
+        "RMSE and spread-skill ratio per variable and lead time, or writes them as JSON (--json). Example: "
+        "icml26 ucast evaluate fc.nc --truth flow.nc --json scores.json",
+    )
     p.add_argument("forecast", help="NetCDF forecast from 'forecast'")
     p.add_argument("--truth", required=True, help="NetCDF/Zarr with the observed trajectories")
     p.add_argument(
@@ -428,6 +452,10 @@ def build_parser() -> argparse.ArgumentParser:
         "experiment",
         help="train both stages on your data (e.g. ERA5 in WB2 NetCDF/Zarr) and score held-out forecasts "
         "against stage-1 MC dropout, persistence and climatology",
+        description="Reads gridded data (--data), trains both stages on the training part, forecasts the held-out "
+        "part, and prints CRPS, RMSE and SSR per lead time for U-Cast, stage-1 MC dropout, persistence and "
+        "climatology (also as JSON, --json). Example: icml26 ucast experiment --data era5-uk --train-until "
+        "2019-03-22 --json era5.json",
     )
     p.add_argument(
         "--data",
