@@ -34,7 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 behaviorgeo", description="Behavioural vs hidden-state semantic geometry.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    r = sub.add_parser("run", help="run (or resume) forced-choice or free-association trials into a Parquet store")
+    r = sub.add_parser(
+        "run",
+        help="run (or resume) forced-choice or free-association trials into a Parquet store",
+        description="Reads a causal LM (--model) and a vocabulary (--vocab or --vocab-file), runs forced-choice or "
+        "free-association trials and writes them to a new (--out) or resumed (--resume) Parquet trial store, prints "
+        "the trial and response counts and writes them as JSON (--json). Example: icml26 behaviorgeo run --model "
+        "smollm2 --paradigm fc --vocab 40 --out runs/fc --max-trials 60",
+    )
     r.add_argument("--model", default="smollm2", help=MODEL_HELP)
     r.add_argument(
         "--paradigm", type=_word, choices=("fc", "fa"), required=True, help="forced choice or free association"
@@ -59,7 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--resume", type=Path, help="an existing trial store to continue (same configuration)")
     r.add_argument("--json", type=Path, help="write a summary as JSON here")
 
-    c = sub.add_parser("compare", help="RSA / NN@k of trial stores' geometry against the model's hidden states")
+    c = sub.add_parser(
+        "compare",
+        help="RSA / NN@k of trial stores' geometry against the model's hidden states",
+        description="Reads trial stores written by run, the model's hidden states and optional GloVe / MiniLM "
+        "baselines, prints each geometry's peak RSA by layer and NN@k overlap, and writes the comparison as JSON "
+        "(--json). Example: icml26 behaviorgeo compare --trials runs/fc runs/fa --model smollm2 --strategy task-fc "
+        "--json cmp.json",
+    )
     c.add_argument("--trials", type=Path, nargs="+", required=True, help="trial store folders written by run")
     c.add_argument("--model", default="smollm2", help=MODEL_HELP)
     c.add_argument(
@@ -71,7 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="pair-sampling seed")
     c.add_argument("--json", type=Path, required=True, help="write the comparison as JSON here")
 
-    p = sub.add_parser("report", help="print a comparison as a table; optionally Markdown and a plot")
+    p = sub.add_parser(
+        "report",
+        help="print a comparison as a table; optionally Markdown and a plot",
+        description="Reads a comparison JSON written by compare, prints its peak RSA and peak layer per geometry as "
+        "a table, and optionally writes it as Markdown (--md) and RSA by layer as a PNG (--plot). Example: icml26 "
+        "behaviorgeo report --compare cmp.json --md report.md --plot rsa.png",
+    )
     p.add_argument("--compare", type=Path, required=True, help="a JSON written by compare")
     p.add_argument("--md", type=Path, help="write the table as Markdown here")
     p.add_argument("--plot", type=Path, help="write RSA by layer as a PNG here")
