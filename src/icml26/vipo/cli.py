@@ -44,7 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", required=True)
     seed = bounded_int(0, 2**31 - 1, what="seeds")
 
-    m = sub.add_parser("make-dataset", help="generate a D4RL-format dataset from a Gymnasium environment")
+    m = sub.add_parser(
+        "make-dataset",
+        help="generate a D4RL-format dataset from a Gymnasium environment",
+        description="Reads only, for MuJoCo medium/expert data, a SAC actor of 'train-behaviour' (--policy); runs a "
+        "behaviour policy of the chosen quality in the Gymnasium environment and writes a D4RL-format dataset with "
+        "random/expert reference returns (--out), printing the behaviour return. Example: icml26 vipo make-dataset "
+        "--env Pendulum-v1 --quality medium --transitions 20000 --out pend.npz",
+    )
     m.add_argument(
         "--env", default="Pendulum-v1", help="Gymnasium id (Pendulum-v1, Hopper-v5, HalfCheetah-v5, Walker2d-v5)"
     )
@@ -59,7 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=seed, default=0, help="random seed")
     m.add_argument("--out", type=Path, required=True, help="dataset to write (.npz, .hdf5 or .h5)")
 
-    t = sub.add_parser("train", help="train the dynamics ensemble (NLL or NLL + VIPO) and MOPO / MOBILE on it")
+    t = sub.add_parser(
+        "train",
+        help="train the dynamics ensemble (NLL or NLL + VIPO) and MOPO / MOBILE on it",
+        description="Reads a D4RL-format dataset (--dataset), trains the dynamics ensemble and then the MOPO or "
+        "MOBILE policy on it, evaluating in the true environment; writes the policy (--out, .pt) and the learning "
+        "curve with model diagnostics (--json), printing the final return. Example: icml26 vipo train --dataset "
+        "pend.npz --algo mopo+vipo --out policy.pt --json train.json",
+    )
     t.add_argument("--dataset", type=Path, required=True, help="D4RL-format .npz / .hdf5 (ours or a real D4RL file)")
     t.add_argument("--env", help="Gymnasium id; default: the one recorded in the dataset")
     t.add_argument("--algo", choices=ALGOS, default="mopo+vipo", help="policy learner and model training")
@@ -101,7 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", type=Path, required=True, help="policy file to write (.pt)")
     t.add_argument("--json", type=Path, help="write the learning curve and model diagnostics here")
 
-    e = sub.add_parser("evaluate", help="return and normalised score of a trained policy in the true environment")
+    e = sub.add_parser(
+        "evaluate",
+        help="return and normalised score of a trained policy in the true environment",
+        description="Reads a policy of 'train' (and optionally a dataset's reference returns, --dataset), runs it "
+        "in the true environment and prints the mean return and normalised score, also as JSON (--json). "
+        "Example: icml26 vipo evaluate --policy policy.pt --dataset pend.npz --episodes 10",
+    )
     e.add_argument("--policy", type=Path, required=True, help="a policy file written by train")
     e.add_argument("--env", help="Gymnasium id; default: the one the policy was trained on")
     e.add_argument("--dataset", type=Path, help="read the random/expert reference returns from this dataset")
@@ -111,7 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--seed", type=seed, default=0, help="first episode seed")
     e.add_argument("--json", type=Path, help="write the returns here")
 
-    b = sub.add_parser("train-behaviour", help="online SAC in the true environment: a behaviour policy for datasets")
+    b = sub.add_parser(
+        "train-behaviour",
+        help="online SAC in the true environment: a behaviour policy for datasets",
+        description="Reads nothing; trains SAC online in the Gymnasium environment and writes the actor (--out, "
+        ".pt) for 'make-dataset --policy', printing the last episodes' mean return. Example: icml26 vipo "
+        "train-behaviour --env Hopper-v5 --steps 100000 --out hopper-sac.pt",
+    )
     b.add_argument("--env", required=True, help="Gymnasium id")
     b.add_argument("--steps", type=bounded_int(100, 10_000_000, what="time"), default=100_000, help="environment steps")
     b.add_argument("--seed", type=seed, default=0, help="random seed")
