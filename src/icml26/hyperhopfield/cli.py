@@ -149,7 +149,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", type=Path, help="write the results as JSON here ('-' for stdout)")
     g.add_argument("--out", type=Path, help="write a PNG plot here (.png)")
 
-    c = sub.add_parser("capacity", help="capacity of hyperbolic / Euclidean / sphere memories", formatter_class=fmt)
+    c = sub.add_parser(
+        "capacity",
+        help="capacity of hyperbolic / Euclidean / sphere memories",
+        description="Reads nothing; for every memory, dimension and max norm R, stores random patterns and finds "
+        "the largest pattern count (doubling up to --p-max) still retrieved from queries at intrinsic noise "
+        "--noise, printing one line per memory and writing the table as JSON (--json). Example: icml26 "
+        "hyperhopfield capacity --dims 2,4 --radius 2,6 --p-max 1024 --json capacity.json",
+        formatter_class=fmt,
+    )
     c.add_argument("--dims", type=_list(positive_int), default=[2, 3, 4], help="comma-separated dimensions")
     c.add_argument(
         "--radius",
