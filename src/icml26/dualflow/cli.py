@@ -52,7 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 dualflow", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    g = sub.add_parser("generate", help="write a synthetic data set with ground truth (.npz)")
+    g = sub.add_parser(
+        "generate",
+        help="write a synthetic data set with ground truth (.npz)",
+        description="Reads nothing; simulates spiking trials driven by a Lorenz, Van der Pol or Rossler latent (or "
+        "videos of a rotating object) and writes them with their ground truth (spikes, smoothed, rates, "
+        "smoothed_rates, latents; or frames, angle) to --out (.npz). Example: icml26 dualflow generate lorenz "
+        "--regime noisy --embedding tuning --trials 50 --out spikes.npz",
+    )
     g.add_argument("system", choices=["lorenz", "vanderpol", "rossler", "video"], help="which data set")
     g.add_argument("--regime", choices=["clean", "noisy"], default="noisy", help="firing-rate regime (spiking)")
     g.add_argument(
@@ -67,7 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     g.add_argument("--out", required=True, help="output .npz to write")
 
-    f = sub.add_parser("fit", help="fit DualFlow on trials in a .npy/.npz file; writes a checkpoint")
+    f = sub.add_parser(
+        "fit",
+        help="fit DualFlow on trials in a .npy/.npz file; writes a checkpoint",
+        description="Reads trials (.npy (trials, time, features) or an array of a .npz, --key), fits DualFlow with "
+        "the preset's hyper-parameters and the latent budget, writes the checkpoint (--out, .pt) and prints the "
+        "effective latent size and final loss. Example: icml26 dualflow fit spikes.npz --key smoothed --budget 10 "
+        "--preset smoke --out model.pt",
+    )
     f.add_argument("data", help="trials: .npy (trials, time, features) or .npz")
     f.add_argument("--key", help="array name inside a .npz file")
     f.add_argument(
@@ -95,7 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     f.add_argument("--out", required=True, help="checkpoint (.pt) to write")
 
-    e = sub.add_parser("embed", help="latent coordinates of every frame (flowed through u_phi)")
+    e = sub.add_parser(
+        "embed",
+        help="latent coordinates of every frame (flowed through u_phi)",
+        description="Reads a checkpoint of 'fit' and trials (.npy or .npz, --key), and writes the latent "
+        "coordinates of every frame (flowed or encoder, the first --components) to --out (.npy or .npz). "
+        "Example: icml26 dualflow embed model.pt spikes.npz --key smoothed --components 3 --out latents.npy",
+    )
     e.add_argument("model", help="checkpoint written by 'fit'")
     e.add_argument("data", help="trials: .npy or .npz")
     e.add_argument("--key", help="array name inside a .npz file")
@@ -108,7 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--solver", choices=["dopri5", "rk4"], help="ODE solver (default: the checkpoint's)")
     e.add_argument("--out", required=True, help="output .npy or .npz")
 
-    s = sub.add_parser("simulate", help="forecast frames after the end of each trial with the dynamical flow")
+    s = sub.add_parser(
+        "simulate",
+        help="forecast frames after the end of each trial with the dynamical flow",
+        description="Reads a checkpoint of 'fit' and trials (.npy or .npz, --key), integrates the dynamical flow "
+        "from the end of each trial and writes the forecast frames to --out (.npy or .npz). Example: icml26 "
+        "dualflow simulate model.pt spikes.npz --key smoothed --frames 20 --out forecast.npy",
+    )
     s.add_argument("model", help="checkpoint written by 'fit'")
     s.add_argument("data", help="trials whose ends start the forecast: .npy or .npz")
     s.add_argument("--key", help="array name inside a .npz file")
