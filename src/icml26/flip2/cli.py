@@ -36,7 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="FLIP2 protein-fitness benchmark: datasets, splits, baselines, leaderboard.",
     )
     sub = parser.add_subparsers(dest="verb", required=True)
-    sub.add_parser("list", help="datasets, split families and models", formatter_class=fmt)
+    sub.add_parser(
+        "list",
+        help="datasets, split families and models",
+        formatter_class=fmt,
+        description="Reads nothing; prints the built-in datasets, GB1's published splits, the split families and "
+        "the models. Example: icml26 flip2 list",
+    )
 
     def common(p):
         p.add_argument(
@@ -63,7 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--json", default=None, help="write the rows as JSON to this file")
 
-    r = sub.add_parser("run", help="train/evaluate models on one dataset's splits", formatter_class=fmt)
+    r = sub.add_parser(
+        "run",
+        help="train/evaluate models on one dataset's splits",
+        formatter_class=fmt,
+        description="Reads one dataset (built-in, or a FLIP2 CSV with --wild-type), trains and evaluates the models "
+        "on its splits, prints the results as a Markdown table and optionally writes the leaderboard CSV with a .md "
+        "table and .png plot beside it (--out) and the rows as JSON (--json). Example: icml26 flip2 run --dataset "
+        "gb1 --split one_vs_rest --models ridge,cnn --out gb1.csv",
+    )
     r.add_argument("--dataset", default="gb1", help=f"one of {', '.join(DATASETS)}, or a FLIP2 CSV file")
     r.add_argument("--split", default="all", help="split name(s), comma-separated, or 'all'")
     r.add_argument("--wild-type", default=None, help="FASTA of the wild type(s) for a CSV dataset")
@@ -72,11 +86,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common(r)
 
-    lb = sub.add_parser("leaderboard", help="every model on every split of several datasets", formatter_class=fmt)
+    lb = sub.add_parser(
+        "leaderboard",
+        help="every model on every split of several datasets",
+        formatter_class=fmt,
+        description="Reads several built-in datasets, trains and evaluates every model on every split of each, "
+        "prints the results as a Markdown table and optionally writes the leaderboard CSV with a .md table and .png "
+        "plot beside it (--out) and the rows as JSON (--json). Example: icml26 flip2 leaderboard --datasets "
+        "gb1,synthetic --models ridge,zsridge --out leaderboard.csv",
+    )
     lb.add_argument("--datasets", default="gb1", help=f"comma-separated, from {', '.join(DATASETS)}")
     common(lb)
 
-    m = sub.add_parser("make-splits", help="FLIP2 split assignments for a variant CSV", formatter_class=fmt)
+    m = sub.add_parser(
+        "make-splits",
+        help="FLIP2 split assignments for a variant CSV",
+        formatter_class=fmt,
+        description="Reads a variant CSV (sequence, target, optional wt) and a FASTA of the wild type(s), assigns "
+        "every applicable FLIP2 split family, and writes a CSV (--out) with one column per split holding train, val, "
+        "test or empty. Example: icml26 flip2 make-splits variants.csv --wild-type wt.fasta --out splits.csv",
+    )
     m.add_argument("variants", help="CSV with columns sequence, target (optional wt)")
     m.add_argument("--wild-type", required=True, help="FASTA file with the wild type(s); record names match 'wt'")
     m.add_argument("--out", required=True, help="output CSV: sequence, target, one column per split")
