@@ -54,7 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 slmbrain", description="Brain encoding with small, quantised and pruned LMs.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    s = sub.add_parser("simulate", help="synthetic world: grammar stories, teacher-defined fMRI (2 ROIs), timings")
+    s = sub.add_parser(
+        "simulate",
+        help="synthetic world: grammar stories, teacher-defined fMRI (2 ROIs), timings",
+        description="Reads nothing; builds a grammar world whose fMRI (a syntactic and a semantic ROI) is defined "
+        "by a teacher LM, writes the fMRI, story ids, test-story repeats, ROIs and TR times (--out .npz) and the "
+        "word onsets (--timings .csv), printing their sizes. Example: icml26 slmbrain simulate --scale smoke "
+        "--out world.npz --timings words.csv",
+    )
     s.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world size preset")
     s.add_argument("--seed", type=SEED, default=0, help="random seed")
     s.add_argument(
@@ -66,7 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True, help="world .npz: fmri, story_ids, repeats, rois, tr_times")
     s.add_argument("--timings", type=Path, output=True, help="also write the words and onsets as CSV 'word,onset' here")
 
-    f = sub.add_parser("features", help="layerwise LM features of timed words, Lanczos-downsampled to TRs")
+    f = sub.add_parser(
+        "features",
+        help="layerwise LM features of timed words, Lanczos-downsampled to TRs",
+        description="Reads word onsets (--timings .csv), TR times (--tr-times) and a model (a grammar student or "
+        "teacher, or a local transformers causal LM), and writes every layer's word states Lanczos-downsampled "
+        "to the TRs (--out .npy, layers x TRs x width). Example: icml26 slmbrain features --model student:16 "
+        "--timings words.csv --tr-times world.npz --out F.npy",
+    )
     f.add_argument(
         "--model",
         required=True,
@@ -81,7 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--ctx", type=bounded_int(2, 4096, what="tokens"), default=256, help="context (transformers)")
     f.add_argument("--out", type=Path, required=True, help="features .npy (n_layers, n_TR, d)")
 
-    e = sub.add_parser("encode", help="voxelwise ridge (himalaya) with FIR delays, held-out r / noise ceiling")
+    e = sub.add_parser(
+        "encode",
+        help="voxelwise ridge (himalaya) with FIR delays, held-out r / noise ceiling",
+        description="Reads features (--features .npy) and fMRI (--fmri, a simulate .npz or a .npy with "
+        "--story-ids), fits a voxelwise ridge per layer on all stories but the test story and prints each "
+        "layer's held-out scores (noise-ceiling normalised when repeats exist); writes them as JSON (--json) and "
+        "the best layer's per-voxel scores (--out .npy). Example: icml26 slmbrain encode --features F.npy --fmri "
+        "world.npz --json scores.json",
+    )
     e.add_argument("--features", type=Path, required=True, help=".npy (n_TR, p) or (n_layers, n_TR, p)")
     e.add_argument(
         "--fmri", type=Path, required=True, help="simulate .npz, or .npy (n_TR, n_voxels) (NaN voxels masked)"
@@ -112,7 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", type=Path, help="write per-layer ROI scores as JSON here")
     e.add_argument("--out", type=Path, help="write the best layer's normalised r per voxel (.npy) here")
 
-    c = sub.add_parser("compress", help="RTN / GPTQ quantisation, magnitude / Wanda pruning of a causal LM")
+    c = sub.add_parser(
+        "compress",
+        help="RTN / GPTQ quantisation, magnitude / Wanda pruning of a causal LM",
+        description="Reads a grammar student or a local transformers causal LM (and optionally calibration text, "
+        "--calib-text), quantises or prunes it and prints the LM loss before and after and the mean layer error; "
+        "writes these as JSON (--json) and, for a transformers model, the compressed copy (--out folder). "
+        "Example: icml26 slmbrain compress --model student:16 --method gptq --bits 4 --json gptq.json",
+    )
     c.add_argument("--model", required=True, help="'student:WIDTH' (grammar world) or a local transformers folder")
     c.add_argument("--method", choices=("rtn", "gptq", "magnitude", "wanda"), default="gptq", help="method")
     c.add_argument("--bits", type=bounded_int(2, 8, what="bits"), default=4, help="bits (rtn, gptq)")
@@ -123,7 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", type=Path, help="folder to save the compressed transformers model (must not exist)")
     c.add_argument("--json", type=Path, help="write per-layer errors and LM losses as JSON here")
 
-    p = sub.add_parser("probe", help="layerwise probes (agreement, depth, topic, POS) on the grammar stories")
+    p = sub.add_parser(
+        "probe",
+        help="layerwise probes (agreement, depth, topic, POS) on the grammar stories",
+        description="Reads nothing; builds the grammar world, trains probes of agreement, depth, topic and POS on "
+        "every layer of a student or the teacher, and prints their held-out accuracies, also as JSON (--json). "
+        "Example: icml26 slmbrain probe --model student:16 --json probes.json",
+    )
     p.add_argument("--model", default="student:16", help="'student:WIDTH' or 'teacher'")
     p.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset")
     p.add_argument("--seed", type=SEED, default=0, help="world seed")
