@@ -256,7 +256,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    p = sub.add_parser("score", help="score predicted against observed expression, one row per perturbation")
+    p = sub.add_parser(
+        "score",
+        help="score predicted against observed expression, one row per perturbation",
+        description="Reads predicted (--pred) and observed (--real, loaded or with --stream read in blocks) .h5ad "
+        "files, scores each perturbation with the DEG-aware metrics (WMSE, weighted delta R2) and MSE, MAE and "
+        "Pearson delta, prints the summary and writes the per-perturbation table (--out, .csv). Example: icml26 "
+        "degmetrics score --pred pred.h5ad --real screen.h5ad --perturbation-key perturbation --control control "
+        "--data-scale counts --out scores.csv",
+    )
     p.add_argument("--pred", required=True, help="predicted .h5ad (cells or one row per perturbation)")
     p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
     p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
@@ -275,7 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-cells", type=_CHUNK, default=2048, help="cells per block with --stream")
     p.set_defaults(func=_score)
 
-    p = sub.add_parser("degs", help="DEG weights and t-scores of an observed screen, written into its .h5ad")
+    p = sub.add_parser(
+        "degs",
+        help="DEG weights and t-scores of an observed screen, written into its .h5ad",
+        description="Reads an observed screen (--real, .h5ad), computes each perturbation's DEG weights and t-scores "
+        "and writes the input with them in varm['degmetrics_weights'] / varm['degmetrics_t'] and DEG counts in "
+        "uns['degmetrics'] (--out, .h5ad); prints the median number of DEGs. Example: icml26 degmetrics degs --real "
+        "screen.h5ad --perturbation-key perturbation --control control --data-scale counts --out annotated.h5ad",
+    )
     p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
     p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
     p.add_argument("--control", required=True, help="label of the control cells")
@@ -285,7 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output .h5ad: the input plus varm/uns annotations")
     p.set_defaults(func=_degs)
 
-    p = sub.add_parser("simulate", help="simulate a perturb-seq screen (NB counts) into an .h5ad")
+    p = sub.add_parser(
+        "simulate",
+        help="simulate a perturb-seq screen (NB counts) into an .h5ad",
+        description="Reads nothing; simulates a perturb-seq screen in memory (negative-binomial counts, control "
+        "cells, single and optionally double perturbations, a control bias) from a preset and writes raw counts "
+        "with obs['perturbation'] (control label 'control') to --out (.h5ad). Example: icml26 degmetrics simulate "
+        "--preset small --control-bias 0.5 --seed 1 --out screen.h5ad",
+    )
     p.add_argument("--out", required=True, help="output .h5ad")
     p.add_argument("--preset", default="small", choices=sorted(SIM_PRESETS), help="simulator preset to start from")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
@@ -309,7 +331,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gene-source", default=None, choices=["pbmc", "gamma", "auto"], help="per-gene NB parameters")
     p.set_defaults(func=_simulate)
 
-    p = sub.add_parser("simulate-disk", help="simulate a screen of any size, written to .h5ad or .zarr block by block")
+    p = sub.add_parser(
+        "simulate-disk",
+        help="simulate a screen of any size, written to .h5ad or .zarr block by block",
+        description="Reads nothing; simulates a screen too large for memory block by block of cells and writes "
+        "sparse int32 counts to --out (an .h5ad file or a .zarr folder), ready for 'score --stream'; prints its "
+        "size. Example: icml26 degmetrics simulate-disk --cells 100000 --genes 2000 --perturbations 200 "
+        "--out big.zarr",
+    )
     p.add_argument("--out", required=True, help="output .h5ad file or .zarr folder (CSR int32 counts)")
     p.add_argument("--cells", type=_DISK_CELLS, default=1_000_000, help="cells in all (5%% of them control)")
     p.add_argument("--genes", type=_DISK_GENES, default=8000, help="genes G")
@@ -326,7 +355,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     p.set_defaults(func=_simulate_disk)
 
-    p = sub.add_parser("baselines", help="score the calibration baselines of an observed screen")
+    p = sub.add_parser(
+        "baselines",
+        help="score the calibration baselines of an observed screen",
+        description="Reads an observed screen (--real, .h5ad), splits its cells in halves, builds the calibration "
+        "baselines (technical and interpolated duplicate, dataset and control mean) from one half and scores them "
+        "against the other; prints the table and writes it (--out, .csv), and with --save the half and the "
+        "baselines' predictions (.h5ad). Example: icml26 degmetrics baselines --real screen.h5ad --perturbation-key "
+        "perturbation --control control --data-scale counts --out baselines.csv",
+    )
     p.add_argument("--real", required=True, help="observed single-cell .h5ad with control cells")
     p.add_argument("--perturbation-key", required=True, help="obs column naming the perturbation")
     p.add_argument("--control", required=True, help="label of the control cells")
