@@ -30,7 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 qhflow2", description="Hamiltonian models as energy-force predictors.")
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    b = sub.add_parser("build-dataset", help="sample conformations and label them with PySCF (H, S, E, F)")
+    b = sub.add_parser(
+        "build-dataset",
+        help="sample conformations and label them with PySCF (H, S, E, F)",
+        description="Reads a built-in molecule (--molecule) or an XYZ file (--xyz), samples conformations, labels "
+        "each with PySCF (Hamiltonian H, overlap S, energy E, forces F) and writes the data set (--out, .npz or .h5) "
+        "and optionally the first conformation as XYZ (--xyz-out). Example: icml26 qhflow2 build-dataset --molecule "
+        "water --frames 40 --basis sto-3g --xc hf --out water.npz",
+    )
     b.add_argument("--molecule", default="water", help="water, ethanol, uracil or qm9:<index> (ignored with --xyz)")
     b.add_argument("--xyz", type=Path, help="start from the geometry in this XYZ file instead of --molecule")
     b.add_argument("--unit", choices=("angstrom", "bohr"), default="angstrom", help="unit of the --xyz coordinates")
@@ -45,7 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, required=True, help="data set to write (.npz or .h5)")
     b.add_argument("--xyz-out", type=Path, help="also write the first conformation as an XYZ file here (Angstrom)")
 
-    t = sub.add_parser("train", help="train a Hamiltonian model (so2, tp, mlp) or an MLIP on a data set")
+    t = sub.add_parser(
+        "train",
+        help="train a Hamiltonian model (so2, tp, mlp) or an MLIP on a data set",
+        description="Reads a data set written by build-dataset, trains a Hamiltonian model or an MLIP, prints the "
+        "final loss and writes the checkpoint (--out, .pt) and a loss-curve summary as JSON (--json). Example: "
+        "icml26 qhflow2 train --data water.npz --model so2 --steps 300 --out so2.pt",
+    )
     t.add_argument("--data", type=Path, required=True, help="a data set written by build-dataset")
     t.add_argument("--model", choices=MODELS, default="so2", help="SO(2) model, tensor-product / MLP baseline, MLIP")
     t.add_argument(
@@ -63,14 +76,28 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
     t.add_argument("--json", type=Path, help="write the loss curve summary as JSON here")
 
-    e = sub.add_parser("evaluate", help="H / eps / E / F errors of a checkpoint on a data set (the paper's benchmark)")
+    e = sub.add_parser(
+        "evaluate",
+        help="H / eps / E / F errors of a checkpoint on a data set (the paper's benchmark)",
+        description="Reads a checkpoint written by train and a data set, computes the H, orbital-energy, energy "
+        "and force errors (E and F through PySCF from the predicted H; an MLIP's E and F directly), prints them and "
+        "writes them as JSON (--json). Example: icml26 qhflow2 evaluate --checkpoint so2.pt --data water.npz "
+        "--json eval.json",
+    )
     e.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint written by train")
     e.add_argument("--data", type=Path, required=True, help="a data set with the checkpoint's basis and elements")
     e.add_argument("--frames", type=bounded_int(1, 100000, what="PySCF time"), help="evaluate the first N frames")
     e.add_argument("--no-forces", action="store_true", help="skip the PySCF gradients")
     e.add_argument("--json", type=Path, help="write the metrics as JSON here")
 
-    p = sub.add_parser("predict", help="H, E and F for the geometry in an XYZ file")
+    p = sub.add_parser(
+        "predict",
+        help="H, E and F for the geometry in an XYZ file",
+        description="Reads a checkpoint written by train and the first frame of an XYZ file, prints the predicted "
+        "energy [Ha] and forces [Ha/Bohr], and writes H, S, E, F and eps (an MLIP: E and F) as .npz (--out) and "
+        "E and F as JSON (--json). Example: icml26 qhflow2 predict mol.xyz --checkpoint so2.pt --unit angstrom "
+        "--out pred.npz",
+    )
     p.add_argument("xyz", type=Path, help="XYZ file (first frame)")
     p.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint written by train")
     p.add_argument("--unit", choices=("angstrom", "bohr"), default="angstrom", help="unit of the XYZ coordinates")
