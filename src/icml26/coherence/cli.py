@@ -33,7 +33,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="verb", required=True)
 
-    f = sub.add_parser("fit", help="train an autoencoder with recon + Coh / L1 / nothing", formatter_class=fmt)
+    f = sub.add_parser(
+        "fit",
+        help="train an autoencoder with recon + Coh / L1 / nothing",
+        description="Reads nothing; makes a built-in data set (--data), trains an autoencoder with the chosen code "
+        "penalty and prints reconstruction error, density, the codes' coherence and contiguity; writes the codes "
+        "(--out .npz) and the summary (--json). Example: icml26 coherence fit --data circle --penalty coh "
+        "--steps 500 --out codes.npz --json fit.json",
+        formatter_class=fmt,
+    )
     f.add_argument("--data", choices=DATASETS, default="circle", help="built-in data set")
     f.add_argument("--penalty", choices=("coh", "l1", "none"), default="coh", help="code regulariser")
     f.add_argument("--lam", type=LAMBDA, default=None, help="penalty weight (default: 0.1 Coh, 0.01 L1)")
@@ -59,7 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", default=None, help="write codes (and angles when known) to this .npz file")
     f.add_argument("--json", default=None, help="write the summary as JSON to this file")
 
-    s = sub.add_parser("score", help="coherence of a saved code matrix on a sample geometry", formatter_class=fmt)
+    s = sub.add_parser(
+        "score",
+        help="coherence of a saved code matrix on a sample geometry",
+        description="Reads a non-negative code matrix (.npy) and the samples' positions or distances (.npy), and "
+        "prints the coherence scores (Fréchet variances of columns and rows, coverage; optionally the coherence "
+        "check and the topology check), also as JSON (--json). Example: icml26 coherence score codes.npy "
+        "--positions theta.npy --geometry circular --json scores.json",
+        formatter_class=fmt,
+    )
     s.add_argument("codes", help=".npy file: non-negative (samples, features) matrix")
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--positions", help=".npy file: sample positions (n,) or (n, k)")
