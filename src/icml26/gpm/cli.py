@@ -193,7 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", required=True)
 
     p = sub.add_parser(
-        "calibrate", help="fit an item bank to a response CSV (rows examinees, columns items, 0/1/empty)"
+        "calibrate",
+        help="fit an item bank to a response CSV (rows examinees, columns items, 0/1/empty)",
+        description="Reads a response CSV (rows examinees, columns items, 0 / 1 / empty), fits an IRT model "
+        "(1PL, 2PL, 3PL or multidimensional 2PL) to it and writes the item bank as a CSV (--out); prints how many "
+        "items were kept. Example: icml26 gpm calibrate responses.csv --model 2pl --out bank.csv",
     )
     p.add_argument("responses", help="response CSV: rows examinees, columns items (0/1/empty), optional header")
     p.add_argument("--model", default="2pl", choices=["1pl", "2pl", "3pl", "mirt2pl"], help="IRT model")
@@ -203,7 +207,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="bank CSV to write")
     p.set_defaults(func=cmd_calibrate)
 
-    p = sub.add_parser("train", help="train a GPM (or BOBCAT-style) selection policy")
+    p = sub.add_parser(
+        "train",
+        help="train a GPM (or BOBCAT-style) selection policy",
+        description="Reads a bank CSV (--bank) and training responses (--responses, columns matched to items by "
+        "name), trains an item-selection policy by gradient path matching (or the endpoint / BOBCAT-style "
+        "objective) on simulated tests of --length items and writes it to --out (.pt). Example: icml26 gpm train "
+        "--bank bank.csv --responses responses.csv --length 10 --epochs 5 --out policy.pt",
+    )
     p.add_argument("--bank", required=True, help="bank CSV (from 'calibrate')")
     p.add_argument("--responses", required=True, help="training responses CSV; columns matched to items by name")
     p.add_argument(
@@ -236,7 +247,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="policy file (.pt) to write")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("simulate", help="simulate adaptive tests and print accuracy against test length")
+    p = sub.add_parser(
+        "simulate",
+        help="simulate adaptive tests and print accuracy against test length",
+        description="Reads a unidimensional bank CSV (--bank) and real responses (--responses, half for training) "
+        "or simulates examinees from the bank, runs adaptive tests with each selector (a GPM/BOBCAT policy from "
+        "--policy or trained on the fly) and prints ability RMSE and held-out response AUC against test length; "
+        "writes no file. Example: icml26 gpm simulate --bank bank.csv --selector random,mfi,gpm --length 10 "
+        "--examinees 200",
+    )
     p.add_argument("--bank", required=True, help="unidimensional bank CSV")
     p.add_argument("--responses", help="real responses (else examinees are simulated from the bank)")
     p.add_argument(
@@ -272,7 +291,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="response CSV to write")
     p.set_defaults(func=cmd_real_data)
 
-    p = sub.add_parser("session", help="administer an adaptive test in the terminal (answers y/n on stdin)")
+    p = sub.add_parser(
+        "session",
+        help="administer an adaptive test in the terminal (answers y/n on stdin)",
+        description="Reads a bank CSV (--bank) and answers (y/n/q, from stdin or --answers), asks one item after "
+        "another chosen by the selector and prints the ability estimate and its standard error after each answer "
+        "and at the end; writes no file. Example: icml26 gpm session --bank bank.csv --selector mfi --max-items 10 "
+        "--answers answers.txt",
+    )
     p.add_argument("--bank", required=True, help="bank CSV")
     p.add_argument(
         "--selector", default="mfi", choices=["random", "mfi", "kli", "becat", "gpm", "bobcat"], help="item selector"
