@@ -140,7 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="icml26 nanoassembly", description="STM molecular assembly: plan, verify, train, assemble"
     )
     sub = parser.add_subparsers(dest="verb", required=True)
-    p = sub.add_parser("plan", help="assign, repair and SAT-schedule an assembly; write plan JSON")
+    p = sub.add_parser(
+        "plan",
+        help="assign, repair and SAT-schedule an assembly; write plan JSON",
+        description="Reads a target structure (a named pattern or a CSV of x,y sites) and the molecules (random or "
+        "a CSV of x,y sites), assigns molecules to targets, repairs corridor conflicts, schedules the moves in "
+        "layers with a SAT solver and writes the plan to --out (JSON); prints its moves, distance and swaps. "
+        "Example: icml26 nanoassembly plan --target text:HI --molecules random:80 --seed 1 --out plan.json",
+    )
     p.add_argument("--target", required=True, help="text:WORD, lieb:N, corral:N, block:N, blob:N or a CSV of x,y sites")
     p.add_argument("--molecules", default="random:", help="random:M (M >= targets) or a CSV of x,y sites")
     p.add_argument("--size", type=_size, default=None, help=f"surface WxH, at most {MAX_SIDE} a side (molecules CSV)")
@@ -155,10 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=SEED, default=0, help="random seed (layouts, blob shapes)")
     p.add_argument("--out", required=True, help="plan JSON file to write")
     p.set_defaults(func=_plan)
-    p = sub.add_parser("verify", help="replay a plan and list every violation (exit 1 if any)")
+    p = sub.add_parser(
+        "verify",
+        help="replay a plan and list every violation (exit 1 if any)",
+        description="Reads a plan JSON written by 'plan', replays its moves and prints every violation (a corridor "
+        "not empty when used, a target left unfilled), exiting 1 if there is any; writes no file. Example: icml26 "
+        "nanoassembly verify plan.json",
+    )
     p.add_argument("plan", help="plan JSON file written by 'plan'")
     p.set_defaults(func=_verify)
-    p = sub.add_parser("train-agent", help="train the Q-learning STM agent on MoveMolecule-v0")
+    p = sub.add_parser(
+        "train-agent",
+        help="train the Q-learning STM agent on MoveMolecule-v0",
+        description="Reads nothing; trains a tabular Q-learning agent to drag a molecule with the STM tip in "
+        "MoveMolecule-v0 under a physics preset, writes it to --out (.npz) and prints its success rate and actions "
+        "per move beside the scripted push. Example: icml26 nanoassembly train-agent --episodes 3000 --physics "
+        "tip-changes --out agent.npz",
+    )
     p.add_argument("--algo", default="q", help="'q' (tabular Q-learning)")
     p.add_argument(
         "--episodes",
@@ -170,7 +190,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", required=True, help="agent .npz file to write")
     p.set_defaults(func=_train)
-    p = sub.add_parser("assemble", help="execute a verified plan in Assemble-v0 with an agent")
+    p = sub.add_parser(
+        "assemble",
+        help="execute a verified plan in Assemble-v0 with an agent",
+        description="Reads a plan JSON that passes 'verify' and an agent (a saved .npz or the scripted push), "
+        "executes the plan's moves in Assemble-v0, prints the outcome as JSON on stdout and writes frames to "
+        "--render (.gif, or the last frame to .png). Example: icml26 nanoassembly assemble --plan plan.json "
+        "--agent agent.npz --render assembly.gif",
+    )
     p.add_argument("--plan", required=True, help="plan JSON file (must pass 'verify')")
     p.add_argument("--agent", default="scripted", help="a saved agent .npz or 'scripted'")
     p.add_argument("--physics", choices=PRESETS, default="tip-changes", help="STM physics preset of the environment")
