@@ -74,3 +74,32 @@ def test_the_convention_check_catches_a_switch_and_a_foreign_preset(monkeypatch)
     with pytest.raises(AssertionError) as err:
         test_shared_flags_mean_the_same_thing(IMPLEMENTED[0])
     assert "must take a PATH" in str(err.value) and "not sizes" in str(err.value) and "refuse -1" in str(err.value)
+
+
+@pytest.mark.parametrize("system_id", IMPLEMENTED)
+def test_every_verb_has_a_description_with_an_example_that_parses(system_id, capsys):
+    """`icml26 ID VERB --help` says what the verb reads and writes and shows one example (issue 53 item 1); the
+    example must be a command line the verb's parser accepts."""
+    import re
+    import shlex
+
+    from cli_harness import verbs
+
+    parser = importlib.import_module(f"{SYSTEMS[system_id].module}.cli").build_parser()
+    problems = []
+    for verb, sub in verbs(parser).items():
+        text = " ".join((sub.description or "").split())
+        found = re.search(r"[Ee]xamples?:\s*(icml26 .*)", text)
+        if not found:
+            problems.append(f"{verb}: no description with 'Example: icml26 {system_id} {verb} ...'")
+            continue
+        for command in found.group(1).split("&&"):
+            words = shlex.split(command.strip().rstrip("."))
+            if words[:2] != ["icml26", system_id]:
+                problems.append(f"{verb}: example {command.strip()!r} is not an 'icml26 {system_id}' command")
+                continue
+            try:
+                parser.parse_args(words[2:])
+            except SystemExit:
+                problems.append(f"{verb}: example {command.strip()!r} does not parse: {capsys.readouterr().err}")
+    assert not problems, "\n".join(problems)
