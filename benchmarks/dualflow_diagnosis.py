@@ -88,7 +88,7 @@ def run(case: str, variant: str, seed: int) -> dict:
     out["enc"] = scores(*enc, S[:k], S[k:])
     out["flow"] = scores(*flow, S[:k], S[k:])
     hist = est.loss_history_
-    out["loss_start"] = hist[:20].mean(0).round(3).tolist()  # total, align, cf, df
+    out["loss_start"] = hist[:20].mean(0).round(3).tolist()  # total, align, cf, df, td
     out["loss_end"] = hist[-50:].mean(0).round(3).tolist()
     x1, _, _ = est._standardise(X[k:])
     with torch.no_grad():

@@ -10,7 +10,8 @@ compressed version (tau = 0). The model is three networks trained jointly:
 - the **compressive flow** u_phi(x, tau) = dx/dtau;
 - the **dynamical flow** v_theta(x, tau, s, x_hist) = dx/dt.
 
-:func:`dual_flow_losses` implements the three losses and their sum L = alpha L_cf + beta L_df + eta L_align.
+:func:`dual_flow_losses` implements the losses and their sum L = alpha L_cf + beta L_df + eta L_align + gamma L_td
+(the temporal-distortion term of the authors' code).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The real-data experiment behind ``dualflow/real-place-cells-v1`` (issue 40): position decoding on held-out laps.
+"""The real-data experiment behind ``dualflow/real-place-cells-v2`` (issue 40): position decoding on held-out laps.
 
 Rat hippocampal units on a linear track (:mod:`icml26.dualflow.hippocampus`, bundled, MIT), 100 ms bins,
 units above 0.1 Hz, laps cut from the position and split into windows of ``WINDOW`` bins (the trials). Laps go
