@@ -277,3 +277,20 @@ def test_progress_bars_follow_the_terminal_and_quiet():
         assert prog.progress(range(3), disable=False).disable  # --quiet wins over a verb's own choice
     finally:
         prog.set_quiet(False)
+
+
+def test_lazy_exports_load_on_first_use_and_list_their_names(monkeypatch):
+    import sys
+    import types
+
+    from icml26._util.lazy import lazy_exports
+
+    pkg = types.ModuleType("icml26._util")  # a package whose submodule 'io' and full 'icml26._util.seed' exist
+    getattr_, dir_ = lazy_exports("icml26._util", {"save_npy": "io", "seed_everything": "icml26._util.seed"})
+    from icml26._util.io import save_npy
+    from icml26._util.seed import seed_everything
+
+    assert getattr_("save_npy") is save_npy and getattr_("seed_everything") is seed_everything
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        getattr_("nope")
+    assert {"save_npy", "seed_everything"} <= set(dir_()) and pkg.__name__ in sys.modules

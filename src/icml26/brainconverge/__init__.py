@@ -16,7 +16,7 @@ Library::
 Command line: ``icml26 brainconverge zoo|brain|align|granger|report``.
 """
 
-from importlib import import_module
+from icml26._util.lazy import lazy_exports
 
 __all__ = [
     "METRICS",
@@ -59,11 +59,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -19,6 +19,8 @@ side (data scale stated and validated); :func:`calibration_baselines` and :func:
 import sys
 import types
 
+from icml26._util.lazy import lazy_exports
+
 # Each public name and its module, imported on first use: pandas, scanpy and torch load only when their parts
 # are used, so the command line's parser (and --help) starts fast (PEP 562).
 _LAZY = {
@@ -53,12 +55,7 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f"icml26.degmetrics.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'icml26.degmetrics' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

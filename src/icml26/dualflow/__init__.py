@@ -15,8 +15,7 @@ was not recovered (see ``README.md``). Public API: :class:`DualFlow` (scikit-lea
 generators and loaders of :mod:`icml26.dualflow.data`, and the baselines of :mod:`icml26.dualflow.baselines`.
 """
 
-from importlib import import_module
-
+from icml26._util.lazy import lazy_exports
 from icml26.dualflow.config import PRESETS, DualFlowConfig, preset
 
 __all__ = [
@@ -41,11 +40,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -24,6 +24,8 @@ Command line: ``icml26 eegmoce simulate|train|explain`` (``train --edf DIR`` for
 
 # Each public name and its module, imported on first use: torch loads only when the model is used, so the command
 # line's parser (and --help) starts fast (PEP 562).
+from icml26._util.lazy import lazy_exports
+
 _LAZY = {
     "MultimodalData": "data",
     "from_mne_epochs": "data",
@@ -40,12 +42,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f"icml26.eegmoce.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'icml26.eegmoce' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

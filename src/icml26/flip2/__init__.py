@@ -10,6 +10,8 @@ transformer, Levenshtein and BLOSUM62, an ESM-2 code path) and metrics (Spearman
 
 # Each public name and its module, imported on first use: pandas and torch load only when their parts are used,
 # so the command line's parser (and --help) starts fast (PEP 562).
+from icml26._util.lazy import lazy_exports
+
 _LAZY = {
     "VariantTable": "data",
     "load_flip2_csv": "data",
@@ -31,12 +33,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f"icml26.flip2.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'icml26.flip2' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

@@ -18,6 +18,8 @@ ICML 2026 (poster 63356); predecessors BECAT (Zhuang et al., NeurIPS 2023) and B
 import sys
 from types import ModuleType
 
+from icml26._util.lazy import lazy_exports
+
 # Each public name and its module, imported on first use: torch loads only when calibration or a policy is used,
 # so the command line's parser (and --help) starts fast (PEP 562).
 _LAZY = {
@@ -34,12 +36,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f"icml26.gpm.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'icml26.gpm' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 class _Package(ModuleType):

@@ -18,8 +18,7 @@ Library::
 Command line: ``icml26 slmbrain simulate|features|encode|compress|probe``.
 """
 
-from importlib import import_module
-
+from icml26._util.lazy import lazy_exports
 from icml26.slmbrain.config import PRESETS
 
 __all__ = [
@@ -54,11 +53,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

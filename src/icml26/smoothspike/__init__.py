@@ -9,7 +9,7 @@ Kronecker constructions for 12 * 2^k and 20 * 2^k; and the analysis tools (max-c
 entropy, rate-code error, saturation). See README.md.
 """
 
-from importlib import import_module
+from icml26._util.lazy import lazy_exports
 
 __all__ = [
     "EncoderConfig",
@@ -38,11 +38,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

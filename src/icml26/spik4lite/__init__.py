@@ -8,6 +8,8 @@ layer, plus SOP / energy-proxy counting, CPU latency and ``torch.export`` of the
 
 # Each public name and its module, imported on first use: torch loads only when the models are used, so the command
 # line's parser (and --help) starts fast (PEP 562).
+from icml26._util.lazy import lazy_exports
+
 _LAZY = {
     "count_ops": "measure",
     "interleaved_latency": "measure",
@@ -24,12 +26,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f"icml26.spik4lite.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'icml26.spik4lite' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

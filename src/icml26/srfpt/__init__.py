@@ -14,6 +14,8 @@ Reference: "When Is Symbolic Regression Tractable?", ICML 2026 (poster 63583; ab
 
 # Each public name and its module, imported on first use: sympy, scikit-learn and pandas load only when their parts
 # are used, so the command line's parser (and --help) starts fast (PEP 562).
+from icml26._util.lazy import lazy_exports
+
 _LAZY = {
     "count_trees_by_depth": "counting",
     "count_trees_by_size": "counting",
@@ -32,12 +34,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f"icml26.srfpt.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'icml26.srfpt' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

@@ -13,7 +13,7 @@ ERA5 (:func:`simulate_dataset`), a WeatherBench2-style loader for NetCDF, Zarr a
 real hourly ERA5 2 m temperature series over the UK shipped with the package (:func:`load_era5_uk`).
 """
 
-from importlib import import_module
+from icml26._util.lazy import lazy_exports
 
 __all__ = [
     "DataConfig",
@@ -67,11 +67,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

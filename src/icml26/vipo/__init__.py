@@ -7,7 +7,7 @@ penalised SAC and MOBILE-style Bellman-inconsistency penalties. Also: D4RL-forma
 Pendulum / MuJoCo), a validating loader, normalised scores, termination functions. See README.md.
 """
 
-from importlib import import_module
+from icml26._util.lazy import lazy_exports
 
 __all__ = [
     "DynamicsConfig",
@@ -38,11 +38,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
