@@ -33,7 +33,7 @@ _LAZY = {
     "load_npz": "data",
     "simulate": "data",
     "load_eegmat": "eegmat",
-    "ARMS": "model",
+    "ARMS": "config",
     "MoCE": "model",
     "ModelConfig": "model",
     "TrainConfig": "model",

@@ -16,18 +16,8 @@ from icml26._util.cli import (
     positive_float,
 )
 from icml26._util.io import atomic_output, check_input_file, check_output_path
+from icml26.eegmoce.config import ARMS
 
-ARMS = (  # = model.ARMS
-    "moce",
-    "moce-fixed-k",
-    "moce-no-dbn",
-    "moce-flat",
-    "eeg-only",
-    "late-fusion",
-    "euclid-xattn",
-    "braindecode-eegnet",
-    "braindecode-shallow",
-)
 MAX_TRIALS_TOTAL = 50_000  # ~0.4 GB of float64 EEG at 8 x 128
 
 

@@ -44,3 +44,17 @@ PRESETS = {
     "small": Config(),
     "paper": Config(cv="loso", epochs=40),
 }
+
+#: the arms of the comparison (notes section 7): full model, its ablations, Euclidean baselines
+# (here, not in model.py, so the command line lists them without loading torch)
+ARMS = (
+    "moce",
+    "moce-fixed-k",
+    "moce-no-dbn",
+    "moce-flat",
+    "eeg-only",
+    "late-fusion",
+    "euclid-xattn",
+    "braindecode-eegnet",
+    "braindecode-shallow",
+)

@@ -20,22 +20,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml26.eegmoce import lorentz as L
+from icml26.eegmoce.config import ARMS
 from icml26.eegmoce.data import MultimodalData, check_groups
 
 log = logging.getLogger(__name__)
 
-#: the arms of the comparison (notes section 7): full model, its ablations, Euclidean baselines
-ARMS = (
-    "moce",
-    "moce-fixed-k",
-    "moce-no-dbn",
-    "moce-flat",
-    "eeg-only",
-    "late-fusion",
-    "euclid-xattn",
-    "braindecode-eegnet",
-    "braindecode-shallow",
-)
 C_MIN = 1e-2  # lower clamp of |K| (the paper clamps k = 1/|K| from below; we clamp |K| from both sides)
 C_MAX = 20.0
 #: |K| of the ``moce-flat`` arm, frozen: the normalised tokens (tangent norm ~1) have a dimensionless radius

@@ -47,3 +47,20 @@ PRESETS = {
 
 def preset(scale) -> ClaimConfig:
     return PRESETS[str(getattr(scale, "value", scale))]
+
+
+#: every model the harness builds (here, not in models.py, so the command line lists them without loading torch)
+MODEL_NAMES = (
+    "ridge",
+    "zsridge",
+    "zero-shot",
+    "cnn",
+    "transformer-pretrained",
+    "transformer-naive",
+    "levenshtein",
+    "blosum62",
+    "pssm-train",
+    "zsridge-blosum62",
+    "zsridge-pssm-train",
+    "zsridge-real",
+)

@@ -23,6 +23,7 @@ import math
 import numpy as np
 from scipy import sparse
 
+from icml26.flip2.config import MODEL_NAMES  # noqa: F401  (models.MODEL_NAMES: the names build_model takes)
 from icml26.flip2.data import AA_INDEX, AMINO_ACIDS, CHAIN_SEP, VariantTable
 
 logger = logging.getLogger(__name__)
@@ -537,18 +538,4 @@ class ESM2ZeroShot(ZeroShot):
     predict = score
 
 
-MODEL_NAMES = (
-    "ridge",
-    "zsridge",
-    "zero-shot",
-    "cnn",
-    "transformer-pretrained",
-    "transformer-naive",
-    "levenshtein",
-    "blosum62",
-    "pssm-train",
-    "zsridge-blosum62",
-    "zsridge-pssm-train",
-    "zsridge-real",
-)
 assert set(AMINO_ACIDS) == set(AA_INDEX)
