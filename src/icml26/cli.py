@@ -176,8 +176,15 @@ def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSp
         # `icml26 ID --help` without the system's extra: say what the system is and how to get its verbs
         print(f"usage: icml26 {spec.id} VERB ...\n\n{spec.title}\n\n{exc}; its verbs are listed once it is installed.")
         return EXIT_OK
+    argv = list(argv)
+    json_to_stdout = any(a == "--json=-" or (a == "--json" and b == "-") for a, b in zip(argv, [*argv[1:], None]))
     try:
-        return int(system_main(list(argv)) or 0)
+        if json_to_stdout:  # standard output carries the JSON document alone; the verb's other prints go to stderr
+            from icml26._util.io import stdout_reserved_for_json
+
+            with stdout_reserved_for_json():
+                return int(system_main(argv) or 0)
+        return int(system_main(argv) or 0)
     except SystemExit as exc:  # argparse inside the system's CLI
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
     except ModuleNotFoundError as exc:  # a verb's optional dependency, imported when the verb needs it

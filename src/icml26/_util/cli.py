@@ -22,6 +22,7 @@ import argparse
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +31,7 @@ __all__ = [
     "OUTPUT_DESTS",
     "ArgumentParser",
     "DefaultsHelpFormatter",
+    "add_json_argument",
     "bounded_float",
     "bounded_int",
     "finite_float",
@@ -75,11 +77,23 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def add_argument(self, *args, output: bool = False, **kwargs):
-        """``argparse``'s ``add_argument``; ``output=True`` marks a file the verb writes (see ``OUTPUT_DESTS``)."""
+    def add_argument(self, *args, output: bool = False, deprecated: tuple[str, ...] = (), **kwargs):
+        """``argparse``'s ``add_argument``; ``output=True`` marks a file the verb writes (see ``OUTPUT_DESTS``);
+        ``deprecated`` names option strings among ``args`` kept one release as old spellings: they still work and
+        print a warning naming the new one."""
+        unknown = set(deprecated) - set(args)
+        if unknown:
+            raise ValueError(f"deprecated aliases {sorted(unknown)} are not among the option strings {args}")
+        if deprecated:
+            current = [a for a in args if a not in deprecated]
+            kwargs["help"] = f"{kwargs.get('help', '')} ({', '.join(deprecated)}: old spelling, deprecated)".lstrip()
         action = super().add_argument(*args, **kwargs)
         if output:
             action.output = True
+        if deprecated:
+            action.__class__ = _deprecated_alias_class(type(action))
+            action.deprecated = frozenset(deprecated)
+            action.current = current[-1] if current else args[-1]
         return action
 
     def parse_known_args(self, args=None, namespace=None):
@@ -110,6 +124,42 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str):
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(2)
+
+
+def _deprecated_alias_class(base: type) -> type:
+    """``base`` whose call warns when the option was given by one of its deprecated spellings."""
+
+    class DeprecatedAlias(base):
+        def __call__(self, parser, namespace, values, option_string=None):
+            if option_string in self.deprecated:
+                warnings.warn(
+                    f"{option_string} is deprecated and will be removed in the next release; use {self.current}",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+            super().__call__(parser, namespace, values, option_string)
+
+    DeprecatedAlias.__name__ = f"Deprecated{base.__name__}"
+    return DeprecatedAlias
+
+
+JSON_METAVAR = "PATH|-"
+
+
+def add_json_argument(
+    parser: argparse.ArgumentParser, what: str = "the numbers this command computes", *, required: bool = False
+) -> argparse.Action:
+    """The convention's ``--json PATH|-``: ``what`` as JSON to PATH, or to standard output with ``-`` (the
+    command's other output then goes to standard error). Write it with ``icml26._util.io.write_json``."""
+    action = parser.add_argument(
+        "--json",
+        metavar=JSON_METAVAR,
+        default=None,
+        required=required,
+        help=f"write {what} as JSON to PATH ('-': standard output)",
+    )
+    action.json_output = True
+    return action
 
 
 def _flag(action: argparse.Action) -> str:

@@ -15,14 +15,28 @@ The file written is the file named: numpy adds ``.npy`` / ``.npz`` to names with
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_output", "check_input_file", "check_output_path", "load_array", "save_npy", "save_npz"]
+__all__ = [
+    "atomic_output",
+    "check_input_file",
+    "check_json_output",
+    "check_output_path",
+    "json_ready",
+    "load_array",
+    "save_npy",
+    "save_npz",
+    "stdout_reserved_for_json",
+    "write_json",
+]
 
 
 def check_output_path(path: str | os.PathLike, *, suffixes: tuple[str, ...] = ()) -> Path:
@@ -111,3 +125,62 @@ def save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
     with atomic_output(path) as tmp, open(tmp, "wb") as fh:
         np.savez_compressed(fh, **{k: np.asarray(v) for k, v in arrays.items()})
     return Path(path)
+
+
+# --- ``--json PATH|-``: a verb's numbers, machine-readable --------------------------------------------------------
+#
+# ``-`` sends the JSON to standard output. The top-level CLI then sends everything else the verb prints to standard
+# error (``stdout_reserved_for_json``), so ``icml26 ID VERB ... --json - | jq .`` always reads one JSON document.
+
+_json_stream = None  # the real standard output while a verb runs with ``--json -``; None otherwise
+
+
+@contextlib.contextmanager
+def stdout_reserved_for_json() -> Iterator[None]:
+    """Route the verb's other prints to standard error; :func:`write_json` ``("-", ...)`` keeps standard output."""
+    global _json_stream
+    previous, _json_stream = _json_stream, sys.stdout
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _json_stream = previous
+
+
+def check_json_output(dest: str | os.PathLike | None) -> None:
+    """Check a ``--json`` destination before any work: None (no JSON) and ``-`` (standard output) always pass."""
+    if dest is not None and str(dest) != "-":
+        check_output_path(dest)
+
+
+def json_ready(value):
+    """``value`` with numpy scalars/arrays as Python numbers/lists, paths as strings, and NaN/inf as None (JSON
+    has no NaN; ``json.dumps`` would write an invalid ``NaN`` token)."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [json_ready(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_ready(value.tolist())
+    if isinstance(value, np.generic):
+        return json_ready(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+def write_json(dest: str | os.PathLike | None, payload) -> None:
+    """Write ``payload`` as indented JSON to ``dest``: nothing for None, standard output for ``-``, else a file
+    replaced atomically."""
+    if dest is None:
+        return
+    text = json.dumps(json_ready(payload), indent=2, allow_nan=False) + "\n"
+    if str(dest) == "-":
+        stream = _json_stream or sys.stdout
+        stream.write(text)
+        stream.flush()
+        return
+    with atomic_output(dest) as tmp:
+        tmp.write_text(text)

@@ -17,8 +17,9 @@ import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_float, bounded_int
-from icml26._util.io import atomic_output, check_input_file, check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int
+from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.io import atomic_output, check_input_file, check_json_output, check_output_path, write_json
 
 MODEL_HELP = "smollm2 (SmolLM2-135M-Instruct, converted once to a user cache), tiny (random test model) or a folder"
 STRATEGIES = ("averaged", "meaning", "task-fc", "task-fa")
@@ -64,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     where = r.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", type=Path, help="new trial store folder to create (must not exist)")
     where.add_argument("--resume", type=Path, help="an existing trial store to continue (same configuration)")
-    r.add_argument("--json", type=Path, help="write a summary as JSON here")
+    add_json_argument(r, "the trial and response counts")
+    add_device_arguments(r)
 
     c = sub.add_parser(
         "compare",
@@ -83,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--pairs", type=bounded_int(10, 10**8, what="memory"), default=500_000, help="RSA pairs sampled")
     c.add_argument("--k", type=bounded_int(1, 10000), default=5, help="neighbours for NN@k overlap")
     c.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="pair-sampling seed")
-    c.add_argument("--json", type=Path, required=True, help="write the comparison as JSON here")
+    add_json_argument(c, "the comparison (read by report)", required=True)
+    add_device_arguments(c)
 
     p = sub.add_parser(
         "report",
@@ -98,17 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write_json(path, payload) -> None:
-    if path is not None:
-        with atomic_output(path) as tmp:
-            tmp.write_text(json.dumps(payload, indent=2) + "\n")
-
-
 def _run(args) -> int:
     from icml26.behaviorgeo.data import read_vocabulary, vocabulary
 
-    if args.json:
-        check_output_path(args.json)
+    check_json_output(args.json)
     if args.out is not None:
         if args.out.exists():
             raise FileExistsError(f"--out {args.out} exists; give a new folder, or --resume {args.out} to continue it")
@@ -123,8 +119,10 @@ def _run(args) -> int:
 
     from icml26.behaviorgeo.lm import load_lm, run_forced_choice, run_free_association, trial_counts
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # the fastest on a small CPU; --threads overrides
+    device = apply_device_arguments(args)
     model, tok = load_lm(args.model, vocab)
+    model = model.to(device)
     common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
               "chat": not args.plain_prompt, "progress": None}  # fmt: skip
     if args.paradigm == "fc":
@@ -136,7 +134,7 @@ def _run(args) -> int:
     print(f"{args.paradigm}: {stats['trials']} trials in {store} ({len(vocab)} words); {stats['responses']} "
           f"responses counted, {stats['out_of_vocabulary']} out of vocabulary, {stats['unparsable']} unparsable "
           f"(kept in the store)")  # fmt: skip
-    _write_json(args.json, {"paradigm": args.paradigm, "store": str(store), "words": len(vocab), **stats})
+    write_json(args.json, {"paradigm": args.paradigm, "store": str(store), "words": len(vocab), **stats})
     return 0
 
 
@@ -168,7 +166,7 @@ def _compare(args) -> int:
     from icml26.behaviorgeo.geometry import hidden_similarity, nn_overlap, ppmi, row_cosine, rsa
     from icml26.behaviorgeo.lm import hidden_states, load_lm, trial_counts
 
-    check_output_path(args.json)
+    check_json_output(args.json)
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip() and b.strip() != "none"]
     bad = [b for b in baselines if b not in ("glove", "minilm")]
     if bad:
@@ -186,8 +184,9 @@ def _compare(args) -> int:
         name = f"{cfg.get('paradigm', 'fc')}:{f.name}"
         B, st = trial_counts(df, vocab, cfg.get("paradigm", "fc"), open_responses=cfg.get("paradigm") == "fa")
         behaviour[name], stats[name] = row_cosine(ppmi(B)), st
+    device = apply_device_arguments(args)
     model, tok = load_lm(args.model, vocab)
-    H = hidden_states(model, tok, vocab, args.strategy)  # (L+1, V, d)
+    H = hidden_states(model.to(device), tok, vocab, args.strategy)  # (L+1, V, d)
     S_hidden = [hidden_similarity(h) for h in H]
     notes = []
     if "glove" in baselines:
@@ -223,7 +222,7 @@ def _compare(args) -> int:
         raise ValueError("no geometry has an RSA: " + " | ".join(notes) if notes else "no geometry has answers")
     for n in notes:
         print(n)
-    _write_json(args.json, {"model": args.model, "strategy": args.strategy, "vocab": vocab, "stats": stats,
+    write_json(args.json, {"model": args.model, "strategy": args.strategy, "vocab": vocab, "stats": stats,
                             "rows": rows, "notes": notes})  # fmt: skip
     return 0
 

@@ -224,7 +224,12 @@ def label_token_ids(tok, n: int) -> list[int]:
     return ids
 
 
-def _encode_batch(tok, texts: list[str], left: bool = False):
+def _device_of(model) -> torch.device:
+    """Where the model's weights are (``--device``): its inputs are built there."""
+    return next(model.parameters()).device
+
+
+def _encode_batch(tok, texts: list[str], left: bool = False, device: torch.device | None = None):
     """Token ids, attention mask and lengths of a padded batch (right padding, or left with ``left=True``)."""
     enc = [tok.encode(t) for t in texts]
     pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
@@ -235,7 +240,7 @@ def _encode_batch(tok, texts: list[str], left: bool = False):
         sl = slice(width - len(e), width) if left else slice(0, len(e))
         ids[r, sl] = torch.as_tensor(e)
         mask[r, sl] = 1
-    return ids, mask, [len(e) for e in enc]
+    return ids.to(device), mask.to(device), [len(e) for e in enc]
 
 
 @torch.inference_mode()
@@ -244,13 +249,13 @@ def next_token_logprobs(model, tok, prompts: list[str], token_ids: list[int]) ->
 
     Left padding with explicit position ids (so a padded row computes what it computes alone) and logits for
     the last position only (the vocabulary projection of every position would cost ~20 % more)."""
-    ids, mask, _ = _encode_batch(tok, prompts, left=True)
+    ids, mask, _ = _encode_batch(tok, prompts, left=True, device=_device_of(model))
     pos = (mask.cumsum(-1) - 1).clamp(min=0)
     try:
         logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1).logits[:, -1]
     except TypeError:  # a model class without logits_to_keep
         logits = model(input_ids=ids, attention_mask=mask, position_ids=pos).logits[:, -1]
-    return torch.log_softmax(logits.float(), dim=-1)[:, token_ids].numpy()  # (B, K)
+    return torch.log_softmax(logits.float(), dim=-1)[:, token_ids].cpu().numpy()  # (B, K)
 
 
 # ------------------------------------------------------------------------------------------- trial store
@@ -427,7 +432,7 @@ def naive_forced_choice(model, tok, vocab, trials: list[int], *, shuffles=1, n_c
     out = []
     for t in trials:
         prompt = _chat(tok, fc_prompt(vocab[cues[t]], [vocab[c] for c in cands[t]], scoring), chat)
-        ids = torch.as_tensor([tok.encode(prompt)])
+        ids = torch.as_tensor([tok.encode(prompt)], device=_device_of(model))
         gen = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
                              max_new_tokens=max_new_tokens, pad_token_id=pad)  # fmt: skip
         out.append(tok.decode(gen[0, ids.shape[1] :], skip_special_tokens=True))
@@ -502,7 +507,7 @@ def run_free_association(
     for start in range(0, len(todo), batch):
         idx = todo[start : start + batch]
         prompts = [_chat(tok, FA_PROMPT.format(cue=vocab[cue_of[t]]), chat) for t in idx]
-        ids, mask, _ = _encode_batch(tok, prompts, left=True)  # left padding for generation
+        ids, mask, _ = _encode_batch(tok, prompts, left=True, device=_device_of(model))  # left pad to generate
         width = ids.shape[1]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed * 1_000_003 + idx[0])
@@ -587,10 +592,11 @@ def hidden_states(model, tok, words: list[str], strategy: str = "averaged", batc
             owner.append(i)
     out = None
     for s in range(0, len(texts), batch):
-        ids, mask, _ = _encode_batch(tok, texts[s : s + batch])  # right padding: positions are unchanged
+        # right padding: positions are unchanged
+        ids, mask, _ = _encode_batch(tok, texts[s : s + batch], device=_device_of(model))
         hs = model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
         h = torch.stack(hs, dim=0).float()  # (L+1, B, T, d)
-        sel = h[:, torch.arange(ids.shape[0]), torch.as_tensor(pos[s : s + batch])]  # (L+1, B, d)
+        sel = h[:, torch.arange(ids.shape[0]), torch.as_tensor(pos[s : s + batch])].cpu()  # (L+1, B, d)
         if out is None:
             out = np.zeros((h.shape[0], len(words), h.shape[-1]))
         np.add.at(out, (slice(None), np.asarray(owner[s : s + batch])), sel.numpy())

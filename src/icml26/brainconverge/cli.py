@@ -18,12 +18,12 @@ by id, not by row order.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, fraction, positive_int
-from icml26._util.io import atomic_output, check_input_file, check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, fraction, positive_int
+from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.io import atomic_output, check_input_file, check_json_output, check_output_path, write_json
 
 TABLE_SUFFIXES = (".parquet", ".csv")
 
@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     seed = bounded_int(0, 2**32 - 1, what="numpy seeds")
     z.add_argument("--seed", type=seed, default=0, help="seed of the split and the zoo")
     z.add_argument("--out", type=Path, required=True, help="zoo file to write (.pt)")
+    add_json_argument(z, "each model's test accuracy")
+    z.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads (small MLPs: 1 is fastest)")
 
     b = sub.add_parser(
         "brain",
@@ -81,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--epochs", type=bounded_int(0, 500, what="epochs"), default=30, help="reference training epochs")
     b.add_argument("--seed", type=seed, default=0, help="seed of the split (use the zoo's) and of the voxel maps")
     b.add_argument("--out", type=Path, required=True, help="brain file to write (.npz)")
+    b.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads (small MLPs: 1 is fastest)")
 
     a = sub.add_parser(
         "align",
@@ -123,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--maxlag", type=bounded_int(1, 10, what="lags"), default=3, help="largest lag (chosen by AIC)")
     g.add_argument("--alpha", type=fraction, default=0.05, help="significance level")
-    g.add_argument("--json", type=Path, help="write the per-model results as JSON here")
+    add_json_argument(g, "the per-model results")
 
     r = sub.add_parser(
         "report",
@@ -134,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--table table.parquet --json report.json --plot scatter.png",
     )
     r.add_argument("--table", type=Path, required=True, help="alignment table (.parquet or .csv)")
-    r.add_argument("--json", type=Path, help="write the summary as JSON here")
+    add_json_argument(r, "the summary")
     r.add_argument("--plot", type=Path, help="write the alignment-vs-performance scatter (.png) here")
 
     lang = sub.add_parser(
@@ -159,17 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
     lang.add_argument("--widths", type=_sizes, default="16,32,64", help="--model zoo: widths, comma-separated")
     lang.add_argument("--depths", type=_sizes, default="1,2", help="--model zoo: depths, comma-separated")
     lang.add_argument("--seed", type=seed, default=0, help="--model zoo: seed of initialisation and batches")
-    lang.add_argument("--json", type=Path, help="write per-layer and per-ROI scores as JSON here")
+    add_json_argument(lang, "per-layer and per-ROI scores")
+    add_device_arguments(lang)
     return parser
 
 
 # ----------------------------------------------------------------------------------------------------------
-
-
-def _write_json(path, payload) -> None:
-    if path is not None:
-        with atomic_output(path) as tmp:
-            tmp.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _read_table(path: Path):
@@ -199,7 +197,8 @@ def _zoo(args) -> int:
     from icml26.brainconverge.data import load_images, train_mlp, zoo_specs
 
     check_output_path(args.out, suffixes=(".pt",))
-    torch.set_num_threads(1)
+    check_json_output(args.json)
+    torch.set_num_threads(args.threads)
     sp = load_images(args.data, seed=args.seed, n_stim=args.n_stim, n_test=args.n_test)
     models = []
     for i, spec in enumerate(zoo_specs(args.models, args.seed)):
@@ -218,6 +217,8 @@ def _zoo(args) -> int:
     with atomic_output(args.out) as tmp:
         torch.save(payload, tmp)
     print(f"zoo of {len(models)} models on {args.data} -> {args.out}")
+    accuracy = [{"name": m["name"], "accuracy": m["checkpoints"][-1][2]} for m in models]
+    write_json(args.json, {"data": args.data, "seed": args.seed, "models": accuracy})
     return 0
 
 
@@ -227,7 +228,7 @@ def _brain(args) -> int:
     from icml26.brainconverge.data import load_images, synthetic_brain, train_mlp
 
     check_output_path(args.out, suffixes=(".npz",))
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     sp = load_images(args.data, seed=args.seed, n_stim=args.n_stim, n_test=args.n_test)
     ref = train_mlp(sp, width=128, depth=2, epochs=args.epochs, seed=10_000 + args.seed, name="reference")
     brain = synthetic_brain(
@@ -328,8 +329,7 @@ def _trajectories(df):
 def _granger(args) -> int:
     from icml26.brainconverge.analysis import granger_bidirectional
 
-    if args.json is not None:
-        check_output_path(args.json)
+    check_json_output(args.json)
     tr = _trajectories(_read_table(args.trajectories))
     rows = []
     for name, g in tr.sort_values("step").groupby("model", sort=True):
@@ -356,16 +356,16 @@ def _granger(args) -> int:
         f"{len(rows)} models: alignment -> performance significant in {a2p}, performance -> alignment in {p2a} "
         f"(alpha {args.alpha}, uncorrected)"
     )
-    _write_json(args.json, {"alpha": args.alpha, "align_to_perf": int(a2p), "perf_to_align": int(p2a), "models": rows})
+    write_json(args.json, {"alpha": args.alpha, "align_to_perf": int(a2p), "perf_to_align": int(p2a), "models": rows})
     return 0
 
 
 def _report(args) -> int:
     from icml26.brainconverge.analysis import performance_correlation, regional_organisation
 
-    for p in (args.json, args.plot):
-        if p is not None:
-            check_output_path(p, suffixes=(".png",) if p is args.plot else ())
+    check_json_output(args.json)
+    if args.plot is not None:
+        check_output_path(args.plot, suffixes=(".png",))
     df = _read_table(args.table)
     tr = _trajectories(df)
     final = tr.sort_values("step").groupby("model").last()
@@ -396,7 +396,7 @@ def _report(args) -> int:
         with atomic_output(args.plot) as tmp:
             fig.savefig(tmp, format="png", dpi=100)
         plt.close(fig)
-    _write_json(args.json, summary)
+    write_json(args.json, summary)
     return 0
 
 
@@ -407,11 +407,11 @@ def _language(args) -> int:
     from icml26.brainconverge.alice import encode, load_alice, noise_ceiling, to_trs
     from icml26.brainconverge.language import load_smollm2, train_zoo, word_features
 
-    if args.json is not None:
-        check_output_path(args.json, suffixes=(".json",))
+    check_json_output(args.json)
     if args.context % 2:
         raise ValueError(f"--context must be even; got {args.context}")
     torch.set_num_threads(1)
+    device = apply_device_arguments(args)
     data = load_alice(args.brain, roi_size=args.roi_size)
     data = data.subset(data.subjects[: args.subjects])
     ceiling = noise_ceiling(data.bold, data.nuisance).mean(0)  # (R,)
@@ -433,7 +433,7 @@ def _language(args) -> int:
                 raise FileNotFoundError(f"--model {folder}: not 'smollm2', 'zoo' or a transformers folder")
             net = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32)
             tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        models = [(args.model, net.eval(), float("nan"))]
+        models = [(args.model, net.eval().to(device), float("nan"))]
     rows = []
     for name, net, loss in models:
         feats = {
@@ -456,7 +456,7 @@ def _language(args) -> int:
         rho = float(stats.spearmanr([-r["loss"] for r in rows], [r["alignment"] for r in rows])[0])
         summary["spearman_performance_alignment"] = rho
         print(f"{len(rows)} models: Spearman rho(-loss, alignment) = {rho:.3f}")
-    _write_json(args.json, summary)
+    write_json(args.json, summary)
     return 0
 
 

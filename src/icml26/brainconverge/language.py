@@ -45,12 +45,13 @@ def word_features(model, tokenizer, words: list[str], *, context: int = 256) -> 
     stride = context // 2
     states: list[np.ndarray] | None = None
     model.eval()
+    device = next(model.parameters()).device
     with torch.no_grad():
         for start in range(0, len(ids), stride):
             lo = max(0, start + stride - context)  # window [lo, start + stride): keep tokens [start, start+stride)
             hi = min(len(ids), start + stride)
-            out = model(input_ids=torch.as_tensor(ids[None, lo:hi]), output_hidden_states=True)
-            hs = [h[0, start - lo : hi - lo].double().numpy() for h in out.hidden_states]
+            out = model(input_ids=torch.as_tensor(ids[None, lo:hi], device=device), output_hidden_states=True)
+            hs = [h[0, start - lo : hi - lo].double().cpu().numpy() for h in out.hidden_states]
             if states is None:
                 states = [np.zeros((len(ids), h.shape[1])) for h in hs]
             for layer, h in zip(states, hs):

@@ -9,8 +9,16 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, fraction, nonnegative_int, seed_int
-from icml26._util.io import atomic_output, check_output_path
+from icml26._util.cli import (
+    ArgumentParser,
+    add_json_argument,
+    bounded_int,
+    finite_float,
+    fraction,
+    nonnegative_int,
+    seed_int,
+)
+from icml26._util.io import atomic_output, check_json_output, check_output_path, write_json
 from icml26.degmetrics.config import BYTES_PER_ENTRY, MAX_CONTROL_BIAS, MAX_FOLD_CHANGE, MAX_SIM_AXIS, SIM_PRESETS
 
 _AXIS = bounded_int(1, MAX_SIM_AXIS, what="simulator limit; cells x genes is bounded separately by memory")
@@ -49,9 +57,15 @@ def _note_undefined(table) -> None:
             )
 
 
+def _table_json(table) -> dict:
+    """A metrics table as JSON: one object per row (perturbation or baseline), NaN as null."""
+    return {str(idx): row.to_dict() for idx, row in table.iterrows()}
+
+
 def _score(args: argparse.Namespace) -> int:
     if args.out:
         check_output_path(args.out, suffixes=(".csv",))
+    check_json_output(args.json)
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import evaluate
 
@@ -84,11 +98,13 @@ def _score(args: argparse.Namespace) -> int:
         _write_csv(result.table, args.out)
     print(result.summary.to_string(float_format=lambda v: f"{v:.4f}"))
     _note_undefined(result.table)
+    write_json(args.json, {"summary": result.summary.to_dict(), "perturbations": _table_json(result.table)})
     return 0
 
 
 def _degs(args: argparse.Namespace) -> int:
     check_output_path(args.out, suffixes=(".h5ad",))
+    check_json_output(args.json)
     from icml26.degmetrics.data import read_perturbation_h5ad
     from icml26.degmetrics.evaluate import DEGReference
 
@@ -110,6 +126,8 @@ def _degs(args: argparse.Namespace) -> int:
         f"weights and t-scores in varm['degmetrics_weights'] / varm['degmetrics_t'], counts in uns['degmetrics'] "
         f"-> {args.out}"
     )
+    counts = dict(zip(map(str, ref.perturbations), map(int, ref.n_deg)))
+    write_json(args.json, {"alpha": ref.settings["alpha"], "n_deg": counts})
     return 0
 
 
@@ -217,6 +235,7 @@ def _check_save_dir(folder: str) -> None:
 def _baselines(args: argparse.Namespace) -> int:
     if args.out:
         check_output_path(args.out, suffixes=(".csv",))
+    check_json_output(args.json)
     if args.save:
         _check_save_dir(args.save)
     from icml26.degmetrics.baselines import calibration_baselines
@@ -246,6 +265,7 @@ def _baselines(args: argparse.Namespace) -> int:
         print(f"wrote real_half.h5ad and {', '.join(f'{n}.h5ad' for n in preds)} to {args.save}")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     _note_undefined(table)
+    write_json(args.json, {"baselines": _table_json(table)})
     return 0
 
 
@@ -275,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pred-layer", default=None, help="layer of the prediction to use instead of X")
     p.add_argument("--deg-mode", default="vsrest", choices=["vsrest", "vscontrol"], help="DEG weights (vsrest)")
     p.add_argument("--out", default=None, help="write the per-perturbation table to this CSV")
+    add_json_argument(p, "the summary and the per-perturbation metrics")
     p.add_argument(
         "--stream",
         action="store_true",
@@ -298,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layer", default=None, help="layer of the observed data to use instead of X")
     p.add_argument("--deg-mode", default="vsrest", choices=["vsrest", "vscontrol"], help="DEG weights (vsrest)")
     p.add_argument("--out", required=True, help="output .h5ad: the input plus varm/uns annotations")
+    add_json_argument(p, "the DEG count of each perturbation")
     p.set_defaults(func=_degs)
 
     p = sub.add_parser(
@@ -370,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-scale", required=True, choices=["counts", "log1p"], help="what the observed matrix holds")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed of the half split")
     p.add_argument("--out", default=None, help="write the table to this CSV")
+    add_json_argument(p, "each baseline's metrics")
     p.add_argument(
         "--save",
         default=None,

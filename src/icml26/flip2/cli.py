@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 
-from icml26._util.cli import ArgumentParser, DefaultsHelpFormatter, bounded_int
-from icml26._util.io import atomic_output, check_output_path
+from icml26._util.cli import ArgumentParser, DefaultsHelpFormatter, add_json_argument, bounded_int
+from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.io import atomic_output, check_json_output, check_output_path, write_json
 from icml26.flip2.config import MODEL_NAMES
 
 # written out so that the parser (and --help) loads no pandas; a test checks them against data.py
@@ -47,14 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--seed", type=bounded_int(0, 2**32 - 1), default=0, help="seed of random splits, subsampling and training"
         )
-        p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"), help="torch device")
+        add_device_arguments(p, default_device="cpu")
         p.add_argument(
             "--bootstrap", type=bounded_int(0, 10_000), default=0, help="bootstrap resamples for Spearman CIs (0: none)"
         )
         p.add_argument(
             "--out", default=None, help="leaderboard CSV path; the .md table and .png plot are written beside it"
         )
-        p.add_argument("--json", default=None, help="write the rows as JSON to this file")
+        add_json_argument(p, "the leaderboard rows")
 
     r = sub.add_parser(
         "run",
@@ -141,15 +141,8 @@ def _check_common(args):
             check_output_path(out.with_suffix(suffix))
     if getattr(args, "wild_type", None) is not None and getattr(args, "dataset", "") in DATASETS:
         raise ValueError(f"--wild-type applies to a CSV dataset only; {args.dataset!r} brings its own wild type")
-    if args.json is not None:
-        check_output_path(args.json)
+    check_json_output(args.json)
     return models
-
-
-def _device(name):
-    from icml26._util.device import resolve_device
-
-    return str(resolve_device(name))
 
 
 def _dataset(name, args):
@@ -189,7 +182,7 @@ def _go(args, names) -> int:
     from icml26.flip2.harness import ModelFactory, run_leaderboard, to_markdown, write_leaderboard
 
     models = _check_common(args)
-    device = _device(args.device)
+    device = str(apply_device_arguments(args))
     frames = []
     for name in names:
         t, splits, msa = _dataset(name, args)
@@ -209,9 +202,7 @@ def _go(args, names) -> int:
     if args.out is not None:
         for p in write_leaderboard(df, args.out).values():
             print(f"wrote {p}")
-    if args.json is not None:
-        with atomic_output(args.json) as tmp:
-            tmp.write_text(json.dumps(df.replace({np.nan: None}).to_dict(orient="records"), indent=1))
+    write_json(args.json, df.replace({np.nan: None}).to_dict(orient="records"))
     return 0
 
 
