@@ -80,3 +80,18 @@ def test_absurd_learning_rate_and_labels_are_refused(tmp_path, capsys):
     labels = tmp_path / "labels.npz"
     np.savez(labels, x=np.zeros((20, 8, 8)), y=np.arange(20) * 100_000_000)  # up to 1.9e9: a 128 GB head
     _fails_cleanly(["train", "--data", str(labels), "--out", str(out)], capsys, [out], "class indices 0..K-1")
+
+
+def test_pool_is_refused_where_it_would_be_ignored(dense_ckpt, tmp_path, capsys):
+    """--pool averages 28 x 28 IDX images; digits (8 x 8), .npz files and --images get a one-line error instead of a
+    silently ignored option (issue 41)."""
+    out = tmp_path / "x.pt"
+    _fails_cleanly(["train", "--pool", "2", *DATA, "--out", str(out)], capsys, [out], "--pool 2 applies to")
+    npz = tmp_path / "mine.npz"
+    np.savez(npz, x=np.zeros((20, 8, 8)), y=np.arange(20) % 3)
+    _fails_cleanly(["train", "--data", str(npz), "--pool", "2", "--out", str(out)], capsys, [out], "--pool 2")
+    imgs = tmp_path / "imgs.npy"
+    np.save(imgs, np.zeros((4, 8, 8), np.float32))
+    argv = ["profile", "--checkpoint", str(dense_ckpt), "--images", str(imgs), "--pool", "2"]
+    _fails_cleanly(argv, capsys, [], "--pool applies to --data")
+    _fails_cleanly(["profile", "--checkpoint", str(dense_ckpt), "--pool", "2"], capsys, [], "--pool 2 applies to")

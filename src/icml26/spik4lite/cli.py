@@ -54,7 +54,8 @@ def _data_args(p, default="digits"):
     p.add_argument("--data", default=default, help=DATA_HELP)
     p.add_argument("--train-size", type=bounded_int(10, 60000, what="images"), default=1257, help="training images")
     p.add_argument("--test-size", type=bounded_int(10, 10000, what="images"), default=540, help="test images")
-    p.add_argument("--pool", type=int, choices=(1, 2), default=1, help="average-pool 28x28 images by this factor")
+    p.add_argument("--pool", type=int, choices=(1, 2), default=1,
+                   help="average-pool 28x28 IDX images by this factor (refused for digits and .npz)")  # fmt: skip
     p.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=32, help="minibatch size")
     p.add_argument("--seed", type=bounded_int(0, 2**31 - 1, what="seeds"), default=0, help="random seed")
     p.add_argument("--threads", type=bounded_int(1, 64), default=1, help="torch threads")
@@ -118,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--compare", type=Path, help="a second checkpoint (e.g. the dense one) profiled beside it")
     f.add_argument("--model", choices=("cnn", "spikingformer-mini"), help="refuse a checkpoint of another architecture")
     f.add_argument("--data", default="digits", help=DATA_HELP + "; images for SOP counting and latency")
-    f.add_argument("--pool", type=int, choices=(1, 2), default=1, help="average-pool --data images by this factor")
+    f.add_argument("--pool", type=int, choices=(1, 2), default=1,
+                   help="average-pool 28x28 --data images (refused for digits, .npz, --images)")  # fmt: skip
     f.add_argument("--images", type=Path, help="a .npy (N, H, W) or (N, C, H, W) of your images instead of --data")
     f.add_argument("--batch-sizes", type=_ints, default=[1, 32], help="comma-separated batch sizes for latency")
     f.add_argument("--threads", type=_ints, default=[1, 2], help="comma-separated torch thread counts")
@@ -236,6 +238,8 @@ def _profile(args) -> int:
         raise ValueError(f"the checkpoints expect different input shapes {sorted(shapes)}")
     shape = shapes.pop()
     if args.images is not None:
+        if args.pool != 1:
+            raise ValueError("--pool applies to --data, not to --images: pass images of the shape the model expects")
         check_input_file(args.images, what="images file")
         try:
             raw = np.load(args.images, allow_pickle=False)

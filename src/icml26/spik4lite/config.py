@@ -18,8 +18,9 @@ class Config:
     # refactor-is-exact: random 40 % removal on both architectures with randomised BN statistics, float64
     exact_drop: float = 0.4
     exact_images: int = 64
-    # accuracy-kept-v4: dense -> Spik4lite (gates, energy loss, compensation, 1 round, 40 % of every pair removed,
-    # lowest keep-probability first) vs random / L1 / rate pruning at the same widths and budget, on the shipped
+    # accuracy-kept-v5: dense -> Spik4lite (gates, energy loss, compensation, 1 round, 40 % of every pair removed,
+    # lowest keep-probability first) vs random / L1 / rate pruning and the dense reference, every arm through the
+    # same acc_round_steps + acc_finetune_steps schedule from the same pretrained network, on the shipped
     # Fashion-MNIST subset (8k / 2k real images), 2x2-pooled to 14 x 14; a spiking CNN (5 seeds x 5 trainings of a
     # Spikingformer-mini do not fit in minutes on 2 shared cores)
     acc_arch: str = "cnn"

@@ -198,7 +198,17 @@ def check_images(x: np.ndarray, *, what: str = "images", shape: tuple | None = N
 
 def load_data(name: str, n_train=None, n_test=None, seed: int = 0, pool: int = 1) -> Split:
     """``digits``, ``fashion-mnist`` (the shipped subset), ``fashion-mnist-full`` (Debian's IDX files), ``mnist``,
-    a folder holding the four IDX files, or a path to a ``.npz`` file."""
+    a folder holding the four IDX files, or a path to a ``.npz`` file. ``pool`` averages 28 x 28 IDX images
+    (the Fashion-MNIST and MNIST sources); it is refused for digits (8 x 8) and ``.npz`` files rather than ignored."""
+    if pool not in (1, 2):
+        raise ValueError(f"pool must be 1 or 2; got {pool!r}")
+    idx_source = name in ("fashion-mnist", "fashion-mnist-full", "mnist") or Path(name).is_dir()
+    known = name == "digits" or str(name).endswith(".npz") or Path(name).exists()
+    if pool != 1 and known and not idx_source:
+        raise ValueError(
+            f"--pool {pool} applies to the 28 x 28 IDX images (fashion-mnist, fashion-mnist-full, mnist, an IDX "
+            f"folder), not to --data {name}: drop --pool or pool the images yourself"
+        )
     if name == "digits":
         return load_digits_split(n_train, n_test, seed)
     if name == "fashion-mnist":

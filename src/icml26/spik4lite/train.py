@@ -202,6 +202,38 @@ def spik4lite(
     return model, history
 
 
+EQUAL_BUDGET_METHODS = ("spik4lite", "random", "l1", "rate", "dense")
+
+
+def equal_budget_arm(model, split, cfg: RefactorConfig, seed: int, batch: int, method: str, counts=None,
+                     select_seed: int | None = None, keep_probs: list | None = None):  # fmt: skip
+    """One arm of the equal-budget comparison, in place on a trained network. Every arm runs the same schedule on
+    the same minibatch stream (``seed + 3``): phase A, ``rounds * steps_per_round`` steps at the constant rate
+    ``cfg.lr``; a removal; phase B, ``finetune_steps`` steps cosine-decayed from ``cfg.lr``. Only phase A's objective
+    and the removal rule differ between arms:
+
+    - ``spik4lite``: phase A with the gates, the energy loss and the compensation; the gates choose (:func:`spik4lite`);
+    - ``random`` / ``l1`` / ``rate``: phase A plain training; the rule keeps ``counts[pair]`` channels;
+    - ``dense``: phase A plain training and nothing removed: the dense reference at the same total budget.
+
+    ``select_seed`` seeds the random choice (default ``seed``; an A/A twin of ``random`` passes its own stream)."""
+    if method not in EQUAL_BUDGET_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {', '.join(EQUAL_BUDGET_METHODS)}")
+    if method == "spik4lite":
+        model, _ = spik4lite(model, split, cfg, seed, batch=batch, keep_probs=keep_probs)
+        return model
+    if method != "dense" and counts is None:
+        raise ValueError(f"method {method!r} needs the channel counts to keep")
+    rng = np.random.default_rng(seed + 3)  # the minibatch stream spik4lite() draws too
+    fit(model, split, cfg.rounds * cfg.steps_per_round, batch, rng, _optimizer(model, cfg.lr, 0.01))
+    if method != "dense":
+        sel = seed if select_seed is None else select_seed
+        refactor(model, baseline_keep(model, method, counts, split.x_train[:512], sel))
+    if cfg.finetune_steps:
+        fit(model, split, cfg.finetune_steps, batch, rng, _optimizer(model, cfg.lr, 0.01), cosine=True)
+    return model
+
+
 class _RateProbe(nn.Module):
     def __init__(self, channel_dim: int):
         super().__init__()
