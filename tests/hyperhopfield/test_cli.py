@@ -169,7 +169,8 @@ def test_real_recording_verbs(tmp_path, capsys):
         capsys,
     )
     geo = json.loads((tmp_path / "b.json").read_text())
-    assert code == 0 and "hyperbolic gain" in out and 0 <= geo["gain"] <= 1 and geo["units"] >= 4
+    assert code == 0 and "hyperbolic score" in out and 0 <= geo["score"] <= geo["gain"] <= 1 and geo["units"] >= 4
+    assert geo["model"]
 
 
 def test_user_spike_and_position_files(tmp_path, capsys):

@@ -85,10 +85,29 @@ def test_bundles_hold_the_recordings():
 def test_real_decoding_beats_chance():
     rec = load_recording("linear-track")
     track = prepare_track(rec)
-    pf = place_fields(rec, track)
-    res = decode_position(rec, track, units=pf.place_cells(), rng=np.random.default_rng(0))
+    res = decode_position(rec, track, place_cells_only=True, rng=np.random.default_rng(0))
     s = res.summary()
     assert s["median_error_posterior_mean"] < s["median_error_chance"] / 2
+    assert 0 < s["units_per_fold"] <= rec.n_units
+
+
+def test_place_cells_are_chosen_on_the_training_folds_only(monkeypatch):
+    """Each fold's place-cell selection sees the run samples of the training folds only."""
+    from icml26.hyperhopfield import recordings
+
+    rec = load_recording("linear-track")
+    track = prepare_track(rec)
+    seen = []
+    original = recordings.place_fields
+
+    def spy(rec_, track_, **kw):
+        seen.append(kw["keep"].copy())
+        return original(rec_, track_, **kw)
+
+    monkeypatch.setattr(recordings, "place_fields", spy)
+    decode_position(rec, track, folds=4, place_cells_only=True, rng=np.random.default_rng(0))
+    assert len(seen) >= 2 and all((k & ~track.run).sum() == 0 for k in seen)  # folds with run windows
+    assert all(0.3 < k.sum() / track.run.sum() < 0.99 for k in seen)  # each selection sees 3 of 4 blocks
 
 
 def test_original_formats_and_bundle_round_trip(tmp_path):
@@ -148,6 +167,15 @@ def test_bad_files_are_clear_errors(tmp_path):
         Recording([np.array([1.0])], np.array([0.0, 0.0, 1.0]), np.zeros((3, 2)))
     with pytest.raises(ValueError, match="barely moves"):
         prepare_track(Recording([np.array([1.0])], np.arange(100.0), np.zeros((100, 2))))
+    line = Recording([np.array([1.0])], np.arange(100.0), np.sin(np.arange(100.0) / 5))
+    with pytest.raises(ValueError, match="2 needs 2-D"):
+        prepare_track(line, dim=2)  # 1-D positions used to override dim=2 silently
+    with pytest.raises(ValueError, match="dim must be"):
+        prepare_track(line, dim=3)
+    p = tmp_path / "m.npz"
+    np.savez(p, a=np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="1-D numeric"):
+        load_recording(units=p, position=_bad_npy(tmp_path))  # a matrix used to become one unit silently
 
 
 def _npz(tmp_path):

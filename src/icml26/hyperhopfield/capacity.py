@@ -7,8 +7,11 @@ pattern in a uniformly random direction, its geodesic distance, and its memory.
 
 Retrieval succeeds when the final state is closer to the target than to any other stored pattern *and*
 within ``rho / 2`` of it (the noise was at least halved). The capacity of a memory at inverse temperature
-``beta`` is the largest ``P`` on a doubling grid with a success rate ``>= 1 - eps`` at ``P`` and every smaller
-grid value; the reported capacity is the best over a ``beta`` grid (each memory tuned alike).
+``beta`` is found in two stages: the largest ``P`` on a doubling grid with a success rate ``>= 1 - eps`` at ``P``
+and every smaller grid value, then a bisection on ``log2 P`` between that value and the next grid value (where
+retrieval failed) down to ``resolution`` (default 1/8: capacities are resolved to a factor 2^(1/8) ~ 1.09, so
+a log2 ratio of 0.5 spans four steps). The reported capacity is the best over a ``beta`` grid (each memory
+tuned alike).
 """
 
 from __future__ import annotations
@@ -119,15 +122,16 @@ def retrieval_success(space: Space, X: np.ndarray, out: np.ndarray, target: np.n
 @dataclass
 class CapacityResult:
     capacity: int
-    """Largest P on the grid with success >= 1 - eps at it and every smaller grid value (best beta)."""
+    """Largest P with success >= 1 - eps at it and every smaller doubling-grid value, refined by bisection
+    (best beta)."""
     best_beta: float
     censored: bool
     """True when the largest grid value still succeeded (the capacity is a lower bound)."""
     success: dict[float, list[float]]
-    """Success rate per beta along ``grid`` (stopped after the first failure)."""
+    """Success rate per beta along ``grid`` (stopped after the first failure), then at the bisection's points."""
     grid: list[int]
     separation: float
-    """Median nearest-neighbour geodesic distance between the stored patterns at P = capacity."""
+    """Median nearest-neighbour geodesic distance between the stored patterns at the largest P tried."""
 
 
 def estimate_capacity(
@@ -140,12 +144,14 @@ def estimate_capacity(
     n_draws: int = 40,
     eps: float = 0.01,
     n_updates: int = 2,
+    resolution: float = 0.125,
     rng: np.random.Generator,
 ) -> CapacityResult:
     """Capacity of ``space``'s memory at intrinsic query noise ``rho`` (see the module docstring).
 
-    For each grid value P, ``n_draws`` fresh pattern sets share ``n_queries`` queries (a stored pattern chosen
-    uniformly, moved by exactly ``rho``), so the success rate averages over pattern draws as well.
+    For each tried P, ``n_draws`` fresh pattern sets share ``n_queries`` queries (a stored pattern chosen
+    uniformly, moved by exactly ``rho``), so the success rate averages over pattern draws as well. ``resolution``
+    is the bisection's final bracket width in log2 P (1 stops at the doubling grid).
     """
     rho = float(rho)
     if not np.isfinite(rho) or rho <= 0:
@@ -154,43 +160,61 @@ def estimate_capacity(
         raise ValueError(f"p_max must be in [1, 2^20]; got {p_max}")
     if n_queries * p_max > 2e8:
         raise ValueError(f"n_queries * p_max = {n_queries * p_max:.3g} (Q x P distance matrix) exceeds 2e8 entries")
+    if not 0 < resolution <= 1:
+        raise ValueError(f"resolution (log2 P) must be in (0, 1]; got {resolution}")
     betas = tuple(float(b) for b in betas)
     grid = [2**k for k in range(int(np.log2(p_max)) + 1)]
     draws = max(1, min(int(n_draws), n_queries))
-    alive = dict.fromkeys(betas, True)
-    success: dict[float, list[float]] = {b: [] for b in betas}
-    best = {b: 0 for b in betas}
-    X_sep = None
-    for P in grid:
-        hits = dict.fromkeys(betas, 0)
+    sep: list[np.ndarray] = []
+
+    def rates(P: int, which: list[float]) -> dict[float, float]:
+        """Success rate at P of each beta in ``which`` (the same pattern sets and queries for all of them)."""
+        hits = dict.fromkeys(which, 0)
         for k in range(draws):  # fresh pattern sets: the rate is an average over patterns as well as queries
             X = space.sample(P, rng)
             nq = n_queries // draws + (k < n_queries % draws)
             target = rng.integers(0, P, nq)
             queries = space.perturb(X[target], rho, rng)
-            for b in betas:
-                if alive[b]:
-                    out = space.memory(X, b).retrieve(queries, n_updates=n_updates)
-                    hits[b] += int(retrieval_success(space, X, out, target, rho).sum())
-        for b in betas:
-            if not alive[b]:
-                continue
-            rate = hits[b] / n_queries
-            success[b].append(rate)
-            if rate >= 1 - eps:
+            for b in which:
+                out = space.memory(X, b).retrieve(queries, n_updates=n_updates)
+                hits[b] += int(retrieval_success(space, X, out, target, rho).sum())
+        if P >= 2 and (not sep or P > len(sep[0])):
+            sep[:] = [X]
+        return {b: hits[b] / n_queries for b in which}
+
+    alive = dict.fromkeys(betas, True)
+    success: dict[float, list[float]] = {b: [] for b in betas}
+    best = {b: 0 for b in betas}
+    for P in grid:  # stage 1: doubling
+        for b, r in rates(P, [b for b in betas if alive[b]]).items():
+            success[b].append(r)
+            if r >= 1 - eps:
                 best[b] = P
-                X_sep = X if P >= 2 and (X_sep is None or len(X) > len(X_sep)) else X_sep
             else:
                 alive[b] = False
         if not any(alive.values()):
             break
-    b_star = max(betas, key=lambda b: (best[b], -abs(np.log(b))))
-    cap = best[b_star]
     censored = any(alive.values())
-    Xs = X_sep if X_sep is not None else space.sample(2, rng)
+    for b in betas:  # stage 2: bisection on log2 P between the last success and the first failure
+        if alive[b] or best[b] == 0:
+            continue
+        lo, hi = np.log2(best[b]), np.log2(best[b]) + 1
+        while hi - lo > resolution + 1e-9:
+            mid = 0.5 * (lo + hi)
+            P = round(2**mid)
+            if P <= round(2**lo) or P >= round(2**hi):
+                break  # the bracket holds no other integer
+            r = rates(P, [b])[b]
+            success[b].append(r)
+            if r >= 1 - eps:
+                lo, best[b] = mid, P
+            else:
+                hi = mid
+    b_star = max(betas, key=lambda b: (best[b], -abs(np.log(b))))
+    Xs = sep[0] if sep else space.sample(2, rng)
     D = space.pairwise(Xs, Xs)
     np.fill_diagonal(D, np.inf)
-    return CapacityResult(cap, b_star, censored, success, grid, float(np.median(D.min(axis=1))))
+    return CapacityResult(best[b_star], b_star, censored, success, grid, float(np.median(D.min(axis=1))))
 
 
 def float64_radius_limit(rho: float = 0.1, rel_tol: float = 0.01, d: int = 3, seed: int = 0) -> float:

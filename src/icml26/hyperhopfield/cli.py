@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -123,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
         "geometry",
         help="population geometry: the Betti-curve test (real or simulated units), distance scaling",
         description="With --recording or --units/--position: the Betti-curve test of the units' correlations "
-        "against point clouds in H^d and R^d (fitted dimension and radius, block-bootstrap intervals, flat null) "
+        "against a line, a circle and point clouds in R^d and H^d (fitted space, dimension and radius, "
+        "block-bootstrap intervals, a null from the best zero-curvature model) "
         "and hyperbolic MDS as a second view. Without: a simulated place-cell population (distance vs "
         "separation, Gromov delta, MDS stress; --betti adds the Betti-curve test of its correlations). Writes a "
         "PNG (--out) and a JSON summary (--json). Example: icml26 hyperhopfield geometry --recording w-maze "
@@ -204,19 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_JSON_STREAM = None  # the real stdout while main() sends the messages to stderr (``--json -``)
-
-
 def _write_json(path: Path | None, payload: dict) -> None:
-    if path is None:
-        return
-    text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
-    if str(path) == "-":
-        (_JSON_STREAM or sys.stdout).write(text)  # messages went to stderr (main): stdout holds only the JSON
-        return
-    with atomic_output(path) as tmp:
-        tmp.write_text(text)
-    print(f"wrote {path}")
+    """``--json PATH|-`` (with ``-`` the dispatcher ``icml26`` keeps standard output for the JSON alone)."""
+    from icml26._util.io import write_json
+
+    write_json(path, payload)
+    if path is not None and str(path) != "-":
+        print(f"wrote {path}")
 
 
 def _check_outputs(args, suffixes: dict[str, tuple[str, ...]]) -> None:
@@ -338,32 +332,34 @@ def fields_figure(pf, cells, widths, name: str, dim: int):
 
 
 def _betti_payload(res: dict) -> dict:
-    keys = ("gain", "radius", "dim", "units", "null_q95", "excess_over_flat_null", "p_flat", "hyperbolic")
+    keys = ("score", "gain", "radius", "dim", "units", "null_q95", "excess_over_flat_null", "p_flat", "hyperbolic")
     out = {k: (res[k] if isinstance(res[k], bool | int) else _finite(res[k])) for k in keys if k in res}
-    out["gain_interval"] = [_finite(v) for v in res["gain_interval"]]
+    out["model"] = res["model"]
+    out["score_interval"] = [_finite(v) for v in res["score_interval"]]
     out["radius_interval"] = [_finite(v) for v in res["radius_interval"]]
     out["betti_curves"] = res["curves"].tolist()
     return out
 
 
 def betti_figure(res: dict, lib, title: str):
-    """The data's Betti curves beside the reference curves of the best flat and the best hyperbolic model."""
-    from icml26.hyperhopfield.betti import DENSITIES
+    """The data's Betti curves beside the reference curves of the best zero-curvature model (line, circle or R^d)
+    and the best hyperbolic model."""
+    from icml26.hyperhopfield.betti import DENSITIES, model_label
 
     plt = _pyplot()
     fit = res["fit"]
-    flat = min(((m, v) for m, v in fit.losses.items() if m[1] == 0), key=lambda kv: kv[1])[0]
-    best = min(((m, v) for m, v in fit.losses.items() if m[1] > 0), key=lambda kv: kv[1])[0]
+    flat = min(((m, v) for m, v in fit.losses.items() if m[0] != "hyperbolic"), key=lambda kv: kv[1])[0]
+    best = min(((m, v) for m, v in fit.losses.items() if m[0] == "hyperbolic"), key=lambda kv: kv[1])[0]
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     for k, ax in enumerate(axes):
         ax.plot(DENSITIES, res["curves"][k], "k-", lw=2, label="data")
-        for (d, R), style in ((flat, "--"), (best, ":")):
-            curve = lib.curves[lib.models.index((d, R))][k]
-            ax.plot(DENSITIES, curve, style, label=f"R^{d}" if R == 0 else f"H^{d}, radius {R:g}")
+        for model, style in ((flat, "--"), (best, ":")):
+            curve = lib.curves[lib.models.index(model)][k]
+            ax.plot(DENSITIES, curve, style, label=model_label(model))
         ax.set_xlabel("edge density")
         ax.set_ylabel(f"beta_{k}")
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"{title}: G = {res['gain']:.2f}", fontsize=9)
+    fig.suptitle(f"{title}: best fit {res['model']}, hyperbolic score S = {res['score']:.2f}", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -394,11 +390,10 @@ def _geometry_recording(args) -> int:
     hmds = hyperbolic_mds_radius(np.sqrt(np.maximum(2 * (1 - C), 0)))
     payload = {"recording": rec.name, "windows": len(counts), **_betti_payload(res)}
     payload["hyperbolic_mds_radius"] = _finite(hmds["R_hyp"])
-    lo, hi = res["gain_interval"]
-    msg = f"{rec.name}: {res['units']} units, {len(counts)} windows: best fit "
-    msg += f"{'R' if res['radius'] == 0 else 'H'}^{res['dim']} radius {res['radius']:.2f} "
-    msg += f"(bootstrap {res['radius_interval'][0]:.2f}-{res['radius_interval'][1]:.2f}); hyperbolic gain G "
-    msg += f"{res['gain']:.2f} ({lo:.2f}-{hi:.2f})"
+    lo, hi = res["score_interval"]
+    msg = f"{rec.name}: {res['units']} units, {len(counts)} windows: best fit {res['model']} "
+    msg += f"(radius bootstrap {res['radius_interval'][0]:.2f}-{res['radius_interval'][1]:.2f}); hyperbolic score S "
+    msg += f"{res['score']:.2f} ({lo:.2f}-{hi:.2f}; gain G {res['gain']:.2f})"
     if args.null:
         msg += f", flat null 95 % {res['null_q95']:.2f} (p = {res['p_flat']:.2f})"
     print(msg + f"; hyperbolic MDS radius {hmds['R_hyp']:.2f}")
@@ -454,8 +449,8 @@ def _geometry_simulated(args) -> int:
         b = correlation_geometry(counts, rng, n_boot=args.boot, n_null=args.null)
         res["betti"] = _betti_payload(b)
         print(
-            f"Betti-curve test of the cells' correlations: best fit {'R' if b['radius'] == 0 else 'H'}^{b['dim']} "
-            f"radius {b['radius']:.2f}; hyperbolic gain G {b['gain']:.2f}"
+            f"Betti-curve test of the cells' correlations: best fit {b['model']}; hyperbolic score S "
+            f"{b['score']:.2f} (gain G {b['gain']:.2f})"
         )
     if args.out is not None:
         plt = _pyplot()
@@ -576,20 +571,25 @@ def _decode(args) -> int:
 
 
 def _decode_recording(args) -> int:
-    from icml26.hyperhopfield.recordings import decode_position, place_fields
+    from icml26.hyperhopfield.recordings import decode_position
 
     rec, track = _load_recording(args)
-    units = None
-    if not args.all_units:
-        units = place_fields(rec, track).place_cells()
-        if len(units) == 0:
-            raise ValueError("no unit passes the place-cell criteria; decode with --all-units")
-    res = decode_position(
-        rec, track, window=args.window, folds=args.folds, units=units, rng=np.random.default_rng(args.seed)
-    )
-    summary = {"recording": rec.name, "units": rec.n_units if units is None else len(units), **res.summary()}
+    try:  # place cells are chosen on each fold's training blocks only
+        res = decode_position(
+            rec,
+            track,
+            window=args.window,
+            folds=args.folds,
+            place_cells_only=not args.all_units,
+            rng=np.random.default_rng(args.seed),
+        )
+    except ValueError as exc:
+        if "place-cell" in str(exc):
+            raise ValueError(f"{exc}; decode with --all-units") from None
+        raise
+    summary = {"recording": rec.name, "units": round(res.units_used, 1), **res.summary()}
     print(
-        f"{rec.name}: {summary['units']} units, {summary['windows']} run windows of {args.window:g} s, "
+        f"{rec.name}: {summary['units']:g} units per fold, {summary['windows']} run windows of {args.window:g} s, "
         f"{args.folds}-fold: median error {summary['median_error_posterior_mean']:.3f} (posterior mean), "
         f"{summary['median_error_map']:.3f} (MAP), chance {summary['median_error_chance']:.3f} environment extents"
     )
@@ -604,16 +604,6 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 hyperhopfield``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
     verbs = {"fields": _fields, "geometry": _geometry, "capacity": _capacity, "decode": _decode}
-    if str(getattr(args, "json", None)) == "-":
-        import contextlib
-
-        global _JSON_STREAM
-        _JSON_STREAM = sys.stdout
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                return verbs[args.verb](args)
-        finally:
-            _JSON_STREAM = None
     return verbs[args.verb](args)
 
 

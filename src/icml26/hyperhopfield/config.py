@@ -14,18 +14,15 @@ class Config:
     mmse_queries: int = 20000
     mmse_log2_grid: tuple[float, float, float] = (-1.5, 1.5, 0.125)
     """log2(beta sigma^2) grid: start, stop, step."""
-    # multiscale-widths-hyperbolic: 1-D track [0, 1]
+    # the multiscale-widths probe: population-distance curves on a 1-D track [0, 1]
     geo_cells: int = 200
     geo_mean_width: float = 0.05
     geo_seps: tuple[float, float, int] = (-3.5, -0.5, 25)
     """log10 separations: start, stop, count."""
     geo_pairs: int = 300
-    geo_points: int = 40
-    """positions per set for the hyperbolic MDS (and Gromov delta)."""
-    geo_draws: int = 3
-    """position sets the fitted radius is averaged over."""
-    # Betti-curve test (multiscale-widths-betti, real-geometry-hyperbolic)
-    sim_cells: int = 100
+    # Betti-curve test (multiscale-widths-betti-v2, real-geometry-hyperbolic-v2)
+    sim_cells: int = 200
+    """units of the simulated populations (200: the size the Betti test was calibrated at)"""
     sim_mean_width: float = 0.05
     sim_windows: int = 2000
     """0.25 s windows of the simulated lap running (2000: ~8 min)"""
@@ -44,6 +41,8 @@ class Config:
     cap_radii: tuple[float, ...] = (2.0, 4.0, 8.0)
     cap_noise: float = 0.5
     cap_p_max: int = 2048
+    cap_resolution: float = 0.125
+    """bisection resolution of the capacity in log2 P (the bar is 0.5)"""
     cap_queries: int = 400
     cap_draws: int = 20
     """pattern sets per P (the queries are spread over them): the success rate is an average over pattern draws"""
@@ -63,7 +62,6 @@ PRESETS = {
         geo_cells=120,
         geo_seps=(-3.5, -0.5, 17),
         geo_pairs=120,
-        geo_points=30,
         cap_dims=(2, 3),
         cap_radii=(4.0, 8.0),
         cap_p_max=256,

@@ -191,9 +191,17 @@ def load_recording(
         try:
             with np.load(units, allow_pickle=False) as z:
                 is_bundle = "spike_dticks" in z.files
-                arrays = None if is_bundle else [np.asarray(z[k], dtype=np.float64) for k in z.files]
+                raw = None if is_bundle else {k: z[k] for k in z.files}
         except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
             raise ValueError(f"units file {units} is not a readable .npz file ({exc.__class__.__name__})") from None
+        arrays = []
+        for k, a in (raw or {}).items():  # one unit per array, in the file's order
+            if not np.issubdtype(a.dtype, np.number) or a.ndim > 1:
+                raise ValueError(
+                    f"units file {units}: array {k!r} must be a 1-D numeric array of spike times (seconds); "
+                    f"got {a.dtype} {a.shape}"
+                )
+            arrays.append(a.astype(np.float64).ravel())
         if is_bundle:
             if position is not None:
                 raise ValueError("a bundle holds its own positions: drop --position")
@@ -255,6 +263,8 @@ def prepare_track(rec: Recording, *, dim: int | None = None, speed_min: float = 
     ``speed_min`` extents per second. The extent is the 1st-99th percentile range of the moving samples."""
     if not (np.isfinite(speed_min) and speed_min >= 0):
         raise ValueError(f"speed_min must be finite and non-negative; got {speed_min}")
+    if dim not in (None, 1, 2) or (dim == 2 and rec.pos.shape[1] < 2):
+        raise ValueError(f"dim must be 1 or 2 (2 needs 2-D positions); got {dim}")
     dt = float(np.median(np.diff(rec.t)))
     pos = _smooth1d(rec.pos, smooth_s / dt)
     raw_speed = np.linalg.norm(np.gradient(pos, rec.t, axis=0), axis=1)
@@ -270,19 +280,16 @@ def prepare_track(rec: Recording, *, dim: int | None = None, speed_min: float = 
             dim = 1 if share > 0.9 else 2
     else:
         dim, V = 1, np.ones((1, 1))
-    if dim not in (1, 2) or (dim == 2 and rec.pos.shape[1] < 2):
-        raise ValueError(f"dim must be 1 or 2 (2 needs 2-D positions); got {dim}")
     if dim == 1:
         proj = (pos - centre) @ V[:, -1]  # (T,) along the principal axis
         lo, hi = np.percentile(proj[moving], [1, 99])
-        extent = hi - lo
-        scaled = ((proj - lo) / extent)[:, None]
+        extent = float(hi - lo)
     else:
         lo, hi = np.percentile(P, [1, 99], axis=0)
         extent = float(np.max(hi - lo))
-        scaled = (pos - lo) / extent
     if not extent > 0:
         raise ValueError("the position track has zero extent")
+    scaled = ((proj - lo) / extent)[:, None] if dim == 1 else (pos - lo) / extent
     scaled = np.clip(scaled, 0.0, 1.0)
     speed = raw_speed / extent
     run = speed > speed_min
@@ -447,9 +454,12 @@ class DecodeResult:
     truth: np.ndarray
     chance_median: float
     """median error of a decoder that ignores the spikes (a random window's position)"""
+    units_used: float = 0.0
+    """mean number of units decoded with per fold"""
 
     def summary(self) -> dict[str, float]:
         return {
+            "units_per_fold": self.units_used,
             "median_error_posterior_mean": float(np.median(self.error_mean)),
             "median_error_map": float(np.median(self.error_map)),
             "median_error_chance": self.chance_median,
@@ -464,12 +474,15 @@ def decode_position(
     window: float = 0.5,
     folds: int = 5,
     units: np.ndarray | None = None,
+    place_cells_only: bool = False,
     n_bins: int | None = None,
     rng: np.random.Generator,
 ) -> DecodeResult:
     """Cross-validated Bayesian decoding of position from the run windows: the recording's run time is cut into
     ``folds`` contiguous blocks; each block is decoded with rate maps fitted on the others (Poisson likelihood of
-    the window's counts, uniform prior over the visited bins; ``units`` picks the units used)."""
+    the window's counts, uniform prior over the visited bins; ``units`` picks the units used). With
+    ``place_cells_only`` the units are further restricted, fold by fold, to the place cells of the *training*
+    folds' rate maps (:meth:`PlaceFields.place_cells`): the held-out block never takes part in the selection."""
     from icml26.hyperhopfield.memory import poisson_log_likelihood
 
     if not 2 <= int(folds) <= 100:
@@ -487,16 +500,21 @@ def decode_position(
     est = np.empty_like(truth)
     map_est = np.empty_like(truth)
     sub = Recording([rec.spikes[u] for u in units], rec.t, rec.pos, rec.name)
+    n_used: list[int] = []
     for k in range(int(folds)):
         test = fold_of_window == k
         if not test.any():
             continue
         fields = place_fields(sub, track, n_bins=n_bins, keep=track.run & (fold_of_sample != k))
-        F = fields.rate.reshape(len(units), -1).T  # (B, N) Hz
+        use = fields.place_cells() if place_cells_only else np.arange(len(units))  # chosen on the training folds
+        if len(use) == 0:
+            raise ValueError(f"no unit passes the place-cell criteria on the training folds of fold {k}")
+        n_used.append(len(use))
+        F = fields.rate[use].reshape(len(use), -1).T  # (B, N) Hz
         seen = np.all(np.isfinite(F), axis=1)
         F = np.maximum(F[seen], 1e-3) * window  # expected counts; a floor so a silent bin is not impossible
         centres = fields.centers[seen]
-        ll = poisson_log_likelihood(F, counts[test][:, units])  # (Q, B)
+        ll = poisson_log_likelihood(F, counts[test][:, units[use]])  # (Q, B)
         post = np.exp(ll - ll.max(1, keepdims=True))
         post /= post.sum(1, keepdims=True)
         est[test] = post @ centres
@@ -504,7 +522,7 @@ def decode_position(
     err = np.linalg.norm(est - truth, axis=1)
     err_map = np.linalg.norm(map_est - truth, axis=1)
     chance = np.linalg.norm(truth[rng.permutation(len(truth))] - truth, axis=1)
-    return DecodeResult(err, err_map, est, truth, float(np.median(chance)))
+    return DecodeResult(err, err_map, est, truth, float(np.median(chance)), float(np.mean(n_used)))
 
 
 # --- width distributions ----------------------------------------------------------------------------------------------
