@@ -12,7 +12,10 @@ against PCA(d) on the same frames; plus the flow's invertibility error (compress
 RMS), the losses at the start / end of training and the d_i spectrum head.
 
 Run: ``python benchmarks/dualflow_diagnosis.py [--cases ...] [--variants ...] [--seeds 0 1 2 3 4]``;
-writes ``benchmarks/results/dualflow_diagnosis.json``.
+writes ``benchmarks/results/dualflow_diagnosis.json`` and, beside it, ``<json stem>_decoding.png`` (DCF flowed
+minus PCA, linear and kNN R^2, per case, variant and seed), ``<json stem>_losses.png`` (the four loss terms
+along training, where the JSON holds loss curves) and ``<json stem>_invertibility.png`` (round-trip error).
+``--plot-only`` redraws the figures from an existing JSON.
 """
 
 from __future__ import annotations
@@ -52,7 +55,9 @@ VARIANTS = {
     "lr3e-4": {"lr": 3e-4},
     "no-df": {"weights": (1.0, 0.0, 1.0)},
     "no-td": {"distortion_weight": 0.0},
-    "align-only": {"weights": (0.0, 0.0, 1.0)},
+    "align-only": {"weights": (0.0, 0.0, 1.0), "distortion_weight": 0.0},
+    "no-temporal": {"weights": (1.0, 0.0, 1.0), "distortion_weight": 0.0},
+    "no-cf": {"weights": (0.0, 1.0, 1.0)},
 }
 
 
@@ -90,6 +95,7 @@ def run(case: str, variant: str, seed: int) -> dict:
     hist = est.loss_history_
     out["loss_start"] = hist[:20].mean(0).round(3).tolist()  # total, align, cf, df, td
     out["loss_end"] = hist[-50:].mean(0).round(3).tolist()
+    out["loss_curve"] = hist[::10].round(4).tolist()  # every 10th step: total, align, cf, df, td
     x1, _, _ = est._standardise(X[k:])
     with torch.no_grad():
         x0, _ = compress(est.model_, x1, method="rk4", n_steps=8)
@@ -111,7 +117,11 @@ def main() -> None:
     ap.add_argument("--variants", nargs="+", default=["base"], choices=sorted(VARIANTS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--json", default="benchmarks/results/dualflow_diagnosis.json")
+    ap.add_argument("--plot-only", action="store_true", help="redraw the figures from --json; fit nothing")
     args = ap.parse_args()
+    if args.plot_only:
+        plot(json.loads(Path(args.json).read_text()), Path(args.json))
+        return
     torch.set_num_threads(1)
     rows = []
     for case in args.cases:
@@ -128,6 +138,47 @@ def main() -> None:
                 )
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(rows, indent=1))
+    plot(rows, Path(args.json))
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """The diagnosis figures beside ``path`` (see the module docstring)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = sorted({(r["case"], r["variant"]) for r in rows})
+    fig, axes = plt.subplots(1, 2, figsize=(max(6, 1.1 * len(groups)) * 2, 3.6), squeeze=False)
+    for ax, j, name in ((axes[0, 0], 0, "linear"), (axes[0, 1], 1, "kNN")):
+        for i, g in enumerate(groups):
+            gain = [r["flow"][j] - r["pca"][j] for r in rows if (r["case"], r["variant"]) == g]
+            ax.scatter(np.full(len(gain), i), gain, s=12, color="C0")
+            ax.plot([i - 0.3, i + 0.3], [np.mean(gain)] * 2, color="k", lw=1.5)
+        ax.axhline(0, color="grey", lw=0.8, ls=":")
+        ax.set_xticks(range(len(groups)), [f"{c}\n{v}" for c, v in groups], fontsize=7, rotation=45, ha="right")
+        ax.set_ylabel(f"DCF flowed - PCA, held-out {name} R^2")
+    fig.tight_layout()
+    fig.savefig(path.with_name(path.stem + "_decoding.png"), dpi=110)
+    curves = [r for r in rows if "loss_curve" in r]
+    if curves:
+        fig, axes = plt.subplots(1, 4, figsize=(14, 3.2))
+        for r in curves:
+            c = np.asarray(r["loss_curve"])
+            for k, (ax, term) in enumerate(zip(axes, ("align", "cf", "df", "td"), strict=True)):
+                ax.plot(np.arange(len(c)) * 10, c[:, k + 1], lw=0.8, label=f"{r['case']} {r['variant']} s{r['seed']}")
+                ax.set_title(f"L_{term}"), ax.set_yscale("log"), ax.set_xlabel("Adam step")
+        axes[0].legend(fontsize=5)
+        fig.tight_layout()
+        fig.savefig(path.with_name(path.stem + "_losses.png"), dpi=110)
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for i, g in enumerate(groups):
+        err = [r["invert_err"] for r in rows if (r["case"], r["variant"]) == g]
+        ax.scatter(np.full(len(err), i), err, s=12)
+    ax.set_yscale("log"), ax.set_ylabel("compress -> decompress relative error")
+    ax.set_xticks(range(len(groups)), [f"{c}\n{v}" for c, v in groups], fontsize=7, rotation=45, ha="right")
+    fig.tight_layout()
+    fig.savefig(path.with_name(path.stem + "_invertibility.png"), dpi=110)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def test_video_and_errors(tmp_path):
     other = tmp_path / "o.npy"
     np.save(other, np.random.default_rng(0).normal(size=(3, 6, 4)))
     assert main(["fit", str(other), "--preset", "smoke", "--steps", "3", "--budget", "2", "--out", str(model)]) == 0
-    with pytest.raises(ValueError, match="fitted on 4"):
+    with pytest.raises(ValueError, match="expecting 4 features"):
         main(["embed", str(model), str(video), "--key", "frames", "--out", str(tmp_path / "z.npy")])
     with pytest.raises(ValueError, match="latent_budget"):
         main(["fit", str(other), "--preset", "smoke", "--budget", "9", "--out", str(model)])

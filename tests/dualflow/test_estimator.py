@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from icml26.dualflow.estimator import DualFlow, effective_dimension
 from icml26.testing import check_estimator_like
@@ -99,7 +100,7 @@ def test_save_load(tmp_path, fitted, data):
     assert loaded.effective_dim_ == fitted.effective_dim_
     with pytest.raises(ValueError, match="fitted on 6 features"):
         DualFlow.load(path, n_features=7)
-    with pytest.raises(ValueError, match="fitted on 6"):
+    with pytest.raises(ValueError, match="expecting 6 features"):
         loaded.transform(np.zeros((1, 5, 7)))
     (tmp_path / "junk.pt").write_text("not a checkpoint")
     with pytest.raises(ValueError, match="not a DualFlow checkpoint"):
@@ -120,7 +121,7 @@ def test_zero_variance_features_are_dropped_with_a_warning(data):
 @pytest.mark.parametrize(
     ("X", "match"),
     [
-        (np.zeros((30, 6)), "n_trials, n_time, n_features"),
+        (np.zeros(6), "n_trials, n_time, n_features"),  # (T, D) is one trial (test_sklearn_api.py); 1-D is not
         (np.zeros((2, 3, 30, 6)), "n_trials, n_time, n_features"),
         (np.array([np.zeros((3, 6)), np.zeros((4, 6))], dtype=object), "different lengths"),
         ([np.zeros((3, 6)), np.zeros((4, 5))], "different feature counts"),
@@ -132,7 +133,7 @@ def test_bad_shapes(X, match):
 
 
 def test_empty_array_of_trials_is_refused():
-    with pytest.raises(ValueError, match="no trials"):
+    with pytest.raises(ValueError, match="no data"):
         DualFlow(**TINY).fit(np.zeros((0, 30, 6)))
 
 
@@ -154,7 +155,7 @@ def test_bad_values(data):
         DualFlow(**{**TINY, "solver": "euler"}).fit(data)
     with pytest.raises(ValueError, match="single frame"):
         DualFlow(**TINY).fit(data[:, :1])
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         DualFlow().transform(data)
 
 

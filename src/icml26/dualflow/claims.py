@@ -41,6 +41,9 @@ from matplotlib.figure import Figure
 from icml26.claims import Arm, ClaimResult, Interval, MeasureCheck, Scale, claim, mechanism
 from icml26.dualflow.estimator import effective_dimension
 from icml26.dualflow.experiment import (
+    ABLATIONS,
+    CREDITED_OFF,
+    FRESH,
     N_LATENT,
     SETTINGS,
     budget_k,
@@ -48,9 +51,11 @@ from icml26.dualflow.experiment import (
     fit_dcf,
     fit_peers,
     fit_vae,
+    fit_vdp,
     linear_twin_forecast,
     n_train,
     relative_error,
+    vdp_pca,
 )
 from icml26.dualflow.metrics import (
     knn_decoding_r2,
@@ -150,9 +155,9 @@ def better_latents(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
     )
 
 
-#: real-place-cells-v2's judged margins (position R^2 on held-out laps). v1 used 0.02 and was run once at small
-#: (no-power; DCF - best peer -0.127 linear, -0.140 kNN) but its A/A negative held on 2 of 3 smoke seeds: the
-#: twin scatters by more than 0.02 at 60 steps. v2 only raises the bars (it cannot have been tuned to hold).
+#: real-place-cells-v3's judged margins (position R^2 on held-out laps), as v2's. v1 used 0.02 and ran once at
+#: small (no-power; DCF - best peer -0.127 linear, -0.140 kNN); v2 raised them to 0.05 without fresh seeds (its
+#: A/A negative held on 2 of 3 smoke seeds at 0.02). v3 keeps 0.05, judged on seeds + FRESH never seen before.
 POSITION_BARS = {"linear_r2": 0.05, "knn_r2": 0.05}
 
 
@@ -170,16 +175,17 @@ def _position_panels(panels: dict) -> Figure:
 
 
 @claim(
-    "dualflow/real-place-cells-v2",
+    "dualflow/real-place-cells-v3",
     statement="on real rat hippocampal units running a linear track (nelpy example data, MIT; 23 units above "
     "0.1 Hz, 100 ms bins smoothed with sigma = 2 bins, 48 laps in 25-bin windows), DCF's 3-D flowed latent, fitted "
     "without the position, decodes the animal's position on held-out laps better than the best of PCA, GPFA and "
-    "CEBRA-Time with the same latent size: paired differences of linear and kNN decoding R^2 above 0.05 (seed s "
-    "holds out lap fold s mod 4; 5 seeds)",
+    "the frame VAE with the same latent size, DCF and the VAE tuned on the same validation grid (lr x {1, 3}, steps "
+    "x {0.5, 1}): paired differences of linear and kNN decoding R^2 above 0.05 (seed s: its own random split of "
+    "the 24 lap pairs, 6 test / 6 validation / 12 train, and model seeds, all from s + 5000; 5 seeds)",
     paper="Abstract ('across both neural and behavioral data ... more interpretable dynamics'); velocity decoding "
-    "from 3-D latents on monkey reaching (DCF 0.304 vs CEBRA 0.202)",
-    control="A/A: the peers replaced by a second DCF fitted on its own model seed (+1000) on the same laps: the "
-    "differences scatter around 0",
+    "from 3-D latents on monkey reaching (DCF 0.304 vs VAE 0.242, CEBRA 0.202)",
+    control="A/A: the peers replaced by a second DCF, tuned on the same grid and fitted on its own model seed "
+    "(+1000) on the same split: the differences scatter around 0",
     positive="the negative's A/A pair with the twin's two R^2 lowered by 1.5 times each bar (0.075): the claimed "
     "margin planted, through the same decoders and verdict",
     mechanisms=("flow-compression",),
@@ -191,18 +197,21 @@ def _position_panels(panels: dict) -> Figure:
 def real_place_cells(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     from icml26.dualflow.real import fit_method, fit_real_peers
 
-    dcf = fit_method("DCF", scale, seed, seed)
-    peers = fit_real_peers(scale, seed)
+    s = seed + FRESH
+    dcf = fit_method("DCF", scale, s, s)
+    peers = fit_real_peers(scale, s)
     if arm is not Arm.CLAIM:  # both controls: a DCF twin (its own model seed) is the only peer, an A/A pair
-        twin = fit_method("DCF", scale, seed, seed + TWIN)
+        twin = fit_method("DCF", scale, s, s + TWIN)
         if arm is Arm.POSITIVE:  # the positive control's one line: the twin handicapped by 1.5 x each bar
             twin = dataclasses.replace(twin, **{k: getattr(twin, k) - PLANT * b for k, b in POSITION_BARS.items()})
         peers = {"DCF twin": twin}
     measured = {"DCF position linear R2": dcf.linear_r2, "DCF position kNN R2": dcf.knn_r2}
+    measured.update({f"DCF chosen {k}": v for k, v in dcf.chosen.items()})
     baselines = {}
     for name, res in peers.items():
         baselines[f"{name} position linear R2"] = res.linear_r2
         baselines[f"{name} position kNN R2"] = res.knn_r2
+        baselines.update({f"{name} chosen {k}": v for k, v in res.chosen.items()})
     for key, attr in (("linear R2", "linear_r2"), ("kNN R2", "knn_r2")):
         measured[f"DCF - best peer, position {key}"] = getattr(dcf, attr) - max(
             getattr(r, attr) for r in peers.values()
@@ -215,9 +224,70 @@ def real_place_cells(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResu
         measured=measured,
         baselines=baselines,
         reason=reason,
-        paper={"DCF velocity R2 (3-D, monkey reach)": 0.304, "CEBRA velocity R2 (3-D, monkey reach)": 0.202},
+        paper={"DCF velocity R2 (3-D, monkey reach)": 0.304, "VAE velocity R2 (3-D, monkey reach)": 0.242},
         figures={"position": _position_panels({"DCF (flowed)": dcf, **peers})},
     )
+
+
+#: temporal-terms-v1's judged margins (held-out decoding R^2 of the limit cycle's state), fixed before its first run.
+TEMPORAL_BARS = {"linear_r2": 0.05, "knn_r2": 0.02}
+
+
+@claim(
+    "dualflow/temporal-terms-v1",
+    statement="the component the paper credits — the temporal terms through which time reaches the coupling, the "
+    "dynamics loss L_df (beta) and the temporal-distortion term L_td (gamma) — makes DCF's 2-D flowed latent of a "
+    "Van der Pol limit cycle seen through Gaussian tuning curves (40 Poisson neurons, 20 Hz) decode the state on "
+    "held-out trials better than the same DCF with beta = gamma = 0: paired differences of linear and kNN R^2 above "
+    "0.05 and 0.02 (data and model seeds seed + 5000, fresh; each term off alone is recorded beside it)",
+    paper="Abstract ('the dimension-reducing flow is trained to minimize distortions of the temporal dynamics, "
+    "learning an identifiable low-dimensional representation that preserves temporal relations')",
+    control="A/A: the temporal terms off on both sides — a second beta = gamma = 0 fit on its own model seed "
+    "(+1000) in the full DCF's place: the differences scatter around 0",
+    positive="the negative's A/A pair with the reference's R^2 lowered by 1.5 times each bar (0.075, 0.03): the "
+    "claimed gain planted, through the same decoders and verdict",
+    mechanisms=("temporal-distortion",),
+    judge=[
+        Interval("DCF - no temporal terms, linear R2", above=TEMPORAL_BARS["linear_r2"]),
+        Interval("DCF - no temporal terms, kNN R2", above=TEMPORAL_BARS["knn_r2"]),
+    ],
+)
+def temporal_terms(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    data_seed = seed + FRESH
+    ref = fit_vdp(scale, data_seed, data_seed, CREDITED_OFF)  # the credited component removed
+    if arm is Arm.CLAIM:
+        ours = fit_vdp(scale, data_seed, data_seed)
+    else:  # both controls: the component removed on both sides, the second fit on its own model seed
+        ours = fit_vdp(scale, data_seed, data_seed + TWIN, CREDITED_OFF)
+        if arm is Arm.POSITIVE:  # the positive control's one line: the reference handicapped by 1.5 x each bar
+            ref = dataclasses.replace(ref, **{k: getattr(ref, k) - PLANT * b for k, b in TEMPORAL_BARS.items()})
+    measured = {
+        "DCF linear R2": ours.linear_r2,
+        "DCF kNN R2": ours.knn_r2,
+        "DCF - no temporal terms, linear R2": ours.linear_r2 - ref.linear_r2,
+        "DCF - no temporal terms, kNN R2": ours.knn_r2 - ref.knn_r2,
+        "DCF final L_td": ours.loss_end["td"],
+    }
+    pca = vdp_pca(scale, data_seed)
+    baselines = {"no temporal terms linear R2": ref.linear_r2, "no temporal terms kNN R2": ref.knn_r2,
+                 "no temporal terms final L_td": ref.loss_end["td"], "PCA(2) linear R2": pca[0],
+                 "PCA(2) kNN R2": pca[1]}  # fmt: skip
+    if arm is Arm.CLAIM:  # the ablation, each term off alone, on the same fresh seed (recorded, not judged)
+        for name, overrides in ABLATIONS.items():
+            res = fit_vdp(scale, data_seed, data_seed, overrides)
+            baselines[f"{name} linear R2"], baselines[f"{name} kNN R2"] = res.linear_r2, res.knn_r2
+    diffs = [measured["DCF - no temporal terms, linear R2"], measured["DCF - no temporal terms, kNN R2"]]
+    holds = all(v > b for v, b in zip(diffs, TEMPORAL_BARS.values(), strict=True))
+    reason = "" if holds else f"DCF - no temporal terms: linear R2 {diffs[0]:+.3f}, kNN R2 {diffs[1]:+.3f}"
+    fig = Figure(figsize=(7, 3.4))
+    ax = fig.add_subplot(1, 1, 1)
+    names = ["DCF", "no temporal", "PCA(2)", *[k for k in ABLATIONS if f"{k} linear R2" in baselines]]
+    vals = [ours.linear_r2, ref.linear_r2, pca[0], *[baselines[f"{k} linear R2"] for k in names[3:]]]
+    ax.bar(names, vals, color=["C0", "C3", "C2", *["C7"] * (len(names) - 3)])
+    ax.set_ylabel("held-out linear R^2 of the state"), ax.set_title("Van der Pol through tuning curves: ablations")
+    ax.tick_params(axis="x", labelsize=7)
+    return ClaimResult("holds" if holds else "fails", measured=measured, baselines=baselines, reason=reason,
+                       figures={"ablation": fig})  # fmt: skip
 
 
 def planted_envelope(budget: float, m: int) -> np.ndarray:
@@ -557,6 +627,25 @@ def dynamics_flow(scale: Scale, seed: int) -> dict[str, float]:
     return {"dynamics-flow": ex["rollout / persistence"], "rollout / linear dynamics": ex["rollout / linear dynamics"]}
 
 
+@mechanism(
+    "temporal-distortion",
+    component="the temporal-distortion term L_td (gamma = 1): a frame step in the compressed space equals the "
+    "same step in the data",
+    measures="relative reduction of the final L_td (mean of the last 50 steps) by training with it, against the "
+    "fit with beta = gamma = 0 on the same fresh data: (L_td off - L_td on) / L_td off (0: the term moves nothing)",
+    above=0.1,
+)
+def temporal_distortion(scale: Scale, seed: int) -> dict[str, float]:
+    data_seed = seed + FRESH
+    on, off = fit_vdp(scale, data_seed, data_seed), fit_vdp(scale, data_seed, data_seed, CREDITED_OFF)
+    return {
+        "temporal-distortion": (off.loss_end["td"] - on.loss_end["td"]) / off.loss_end["td"],
+        "final L_td, on": on.loss_end["td"],
+        "final L_td, off": off.loss_end["td"],
+        "final L_align, on": on.loss_end["align"],
+    }
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The claims' measures, validated both ways on the smoke data set (the true state and a null latent)
 # ---------------------------------------------------------------------------------------------------------
@@ -616,7 +705,7 @@ MEASURES = [
     MeasureCheck("reconstruction R2 vs the true rates", _reconstruction_check, null_band=(-0.1, 0.05)),
     MeasureCheck("cross-seed |cos| (no permutation)", _consistency_check, null_band=(0.0, 0.1)),
 ]
-MECHANISMS = [nested_dropout_ordering, flow_compression, dynamics_flow]
+MECHANISMS = [nested_dropout_ordering, flow_compression, dynamics_flow, temporal_distortion]
 CLAIMS = [
     better_latents,
     low_dimensional_support,
@@ -624,4 +713,5 @@ CLAIMS = [
     identifiable,
     simulated_representation,
     real_place_cells,
+    temporal_terms,
 ]

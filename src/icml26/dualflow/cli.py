@@ -151,15 +151,19 @@ def build_parser() -> argparse.ArgumentParser:
         "decode",
         help="your own binned counts: DCF vs PCA latents judged by decoding a behavioural variable on held-out trials",
         description="Read binned spike counts (.npy/.npz: (trials, time, units) or one 2-D array per trial) and a "
-        "behavioural variable per bin (same trials and time, (time,) or (time, k)); smooth the counts, fit DCF and "
+        "behavioural variable per bin (same trials and time, (time,) or (time, k)) — or an NWB file (units' spike "
+        "times, a behavioural time series named by --series, trials; binned in --bin s bins; needs pynwb) — smooth "
+        "the counts, fit DCF and "
         "PCA on all trials but one fold at a time, and decode the behaviour from each held-out latent (linear and "
         "kNN R^2). Writes DCF's held-out latents (--out, .npz, one array per trial) and the scores (--json). "
         "Example: icml26 dualflow decode counts.npy --behaviour position.npy --folds 4 --out latents.npz "
         "--json scores.json",
     )
-    c.add_argument("data", help="binned counts: .npy (trials, time, units) or .npz")
+    c.add_argument("data", help="binned counts: .npy (trials, time, units) or .npz; or an NWB file (.nwb)")
     c.add_argument("--key", help="array name inside a counts .npz")
-    c.add_argument("--behaviour", required=True, help="behaviour per bin: .npy/.npz, the counts' trials and time")
+    c.add_argument("--behaviour", help="behaviour per bin: .npy/.npz, the counts' trials and time (not with .nwb)")
+    c.add_argument("--series", help="NWB only: the behavioural time series' name (default: the only SpatialSeries)")
+    c.add_argument("--bin", type=bounded_float(1e-4, 100.0, what="seconds"), default=0.05, help="NWB only: bin (s)")
     c.add_argument("--behaviour-key", help="array name inside a behaviour .npz")
     c.add_argument("--folds", type=bounded_int(2, 1000, what="folds"), default=4, help="cross-validation folds")
     c.add_argument("--components", type=bounded_int(1, 1000, what="latent size"), default=3, help="latent size")
@@ -186,7 +190,14 @@ def _decode(args) -> None:
     from icml26.dualflow.data import load_array
     from icml26.dualflow.real import cross_validated_decoding
 
-    inputs = {Path(args.data).resolve(), Path(check_input_file(args.behaviour, what="behaviour file")).resolve()}
+    nwb = Path(args.data).suffix.lower() == ".nwb"
+    if nwb and args.behaviour is not None:
+        raise ValueError("an NWB file holds its own behaviour: name its series with --series, not --behaviour")
+    if not nwb and args.behaviour is None:
+        raise ValueError("--behaviour is required with .npy/.npz counts")
+    inputs = {Path(check_input_file(args.data, what="counts file")).resolve()}
+    if not nwb:
+        inputs.add(Path(check_input_file(args.behaviour, what="behaviour file")).resolve())
     for out in (args.out, args.json):
         if out not in (None, "-") and Path(out).resolve() in inputs:
             raise ValueError(f"output {out} is one of the input files; choose another path")
@@ -195,7 +206,12 @@ def _decode(args) -> None:
     kwargs = preset(args.preset).as_kwargs()
     if args.steps is not None:
         kwargs["n_steps"] = args.steps
-    X, y = load_array(args.data, args.key), _load_behaviour(args.behaviour, args.behaviour_key)
+    if nwb:
+        from icml26.dualflow.nwb import read_nwb
+
+        X, y = read_nwb(args.data, bin_s=args.bin, series=args.series)
+    else:
+        X, y = load_array(args.data, args.key), _load_behaviour(args.behaviour, args.behaviour_key)
     n_units = X[0].shape[-1]
     kwargs["latent_budget"] = min(kwargs["latent_budget"], n_units) if args.budget is None else args.budget
     scores, latents = cross_validated_decoding(

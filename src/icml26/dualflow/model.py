@@ -11,7 +11,8 @@ compressed version (tau = 0). The model is three networks trained jointly:
 - the **dynamical flow** v_theta(x, tau, s, x_hist) = dx/dt.
 
 :func:`dual_flow_losses` implements the losses and their sum L = alpha L_cf + beta L_df + eta L_align + gamma L_td
-(the temporal-distortion term of the authors' code).
+(L_td: the temporal-distortion term, the ``enc_lie`` loss of the authors' repository; see the README's
+*Provenance of the loss*).
 """
 
 from __future__ import annotations
@@ -256,7 +257,9 @@ def dual_flow_losses(
 
     Only L_align sees the nested-dropout mask. The flows and L_td use the **unmasked** x^(0) = b + L D^{1/2} mu,
     with gradients reaching the encoder through the first K coordinates only (the tail enters as a constant):
-    this is the authors' public code. Masking x^(0) in the flows too (our v1-v3 reading) made u_phi transport
+    our reading (the authors' loss masks only its alignment term and scores L_td on the unmasked encodings; the
+    flows' inputs and this gradient mask are our choice, not verified in their code). Masking x^(0) in the flows
+    too (our v1-v3 reading) made u_phi transport
     each frame to a mixture over K of truncated latents, so the flowed latent of a frame was partly zeroed.
     """
     B, W, D = window.shape  # W = h + 2
