@@ -15,7 +15,14 @@ Library::
     world = build_world(PRESETS["smoke"], seed=0)          # stories, teacher, fMRI (2 ROIs, repeats)
     m = student(world, 16, seed=0)                          # a trained student GPT of width 16
 
-Command line: ``icml26 slmbrain simulate|features|encode|compress|probe``.
+Real fMRI (:mod:`icml26.slmbrain.alice`): the 28 Alice listeners (Brennan et al. 2016; 6 language ROIs) or your
+own story (a TextGrid and ROI time courses), contiguous-block cross-validation over time, a leave-one-subject-out
+noise ceiling and a circular-shift permutation null::
+
+    from icml26.slmbrain import encode_story, load_alice
+    story = load_alice()                                     # bold (28, 362, 6), nuisance, words, onsets
+
+Command line: ``icml26 slmbrain simulate|features|encode|compress|probe|alice``.
 """
 
 from icml26._util.lazy import lazy_exports
@@ -26,8 +33,11 @@ __all__ = [
     "build_world",
     "compress_model",
     "encode",
+    "encode_story",
     "gptq_quantize",
     "lanczos_downsample",
+    "load_alice",
+    "load_story",
     "magnitude_prune",
     "make_delays",
     "noise_ceiling",
@@ -42,6 +52,9 @@ _LAZY = {
     "build_world": "icml26.slmbrain.world",
     "compress_model": "icml26.slmbrain.compress",
     "encode": "icml26.slmbrain.encoding",
+    "encode_story": "icml26.slmbrain.alice",
+    "load_alice": "icml26.slmbrain.alice",
+    "load_story": "icml26.slmbrain.alice",
     "gptq_quantize": "icml26.slmbrain.compress",
     "lanczos_downsample": "icml26.slmbrain.encoding",
     "magnitude_prune": "icml26.slmbrain.compress",

