@@ -4,6 +4,8 @@ They run in order: ``make-dataset`` writes the dataset the others read, ``train`
 """
 
 EXAMPLES = [
+    ["dataset", "--env", "hopper", "--kind", "random", "--transitions", "150", "--seed", "2",
+     "--out", "{tmp}/hopper-random", "--json", "{tmp}/hopper.json"],
     ["make-dataset", "--env", "Pendulum-v1", "--quality", "medium", "--transitions", "300", "--seed", "1",
      "--out", "{tmp}/pend.npz"],
     ["train", "--dataset", "{tmp}/pend.npz", "--algo", "mopo+vipo", "--phi", "0.001", "--members", "2", "--elites",

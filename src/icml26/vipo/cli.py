@@ -2,6 +2,7 @@
 
 ::
 
+    icml26 vipo dataset --env hopper --kind medium --transitions 100000 --out hopper-medium   # D4RL-like, Minari
     icml26 vipo make-dataset --env Pendulum-v1 --quality medium --transitions 20000 --out pend.npz
     icml26 vipo train --dataset pend.npz --algo mopo+vipo --out policy.pt --json train.json
     icml26 vipo evaluate --policy policy.pt --dataset pend.npz --episodes 10
@@ -17,9 +18,11 @@ import sys
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, finite_float, fraction
-from icml26._util.io import atomic_output, check_output_path
+from icml26._util.io import atomic_output, check_json_output, check_output_path, stdout_reserved_for_json, write_json
 
 QUALITIES = ("random", "medium", "expert", "medium-replay", "medium-expert")
+TASKS = ("hopper", "halfcheetah", "walker2d")  # icml26.vipo.mujoco_data.TASKS (kept torch-free here)
+KINDS = ("random", "medium", "medium-replay", "expert", "medium-expert")
 ALGOS = ("mopo", "mopo+vipo", "mobile", "mobile+vipo")
 DATA_SUFFIXES = (".npz", ".hdf5", ".h5")
 #: Fewest transitions ``train`` accepts: the dynamics ensemble holds out 10 % of them (at least 10 transitions)
@@ -65,6 +68,60 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--policy", type=Path, help="SAC actor from train-behaviour (needed for MuJoCo medium/expert)")
     m.add_argument("--seed", type=seed, default=0, help="random seed")
     m.add_argument("--out", type=Path, required=True, help="dataset to write (.npz, .hdf5 or .h5)")
+
+    g = sub.add_parser(
+        "dataset",
+        help="a D4RL-like MuJoCo data set made with D4RL's recipe (SB3 SAC behaviour), as Minari or D4RL HDF5",
+        description="Reads nothing (resumes the SAC run it finds in OUT.work); trains stable-baselines3 SAC on the "
+        "Gymnasium v5 task until an evaluation reaches the medium return (--medium-score D4RL-normalised points) or "
+        "--max-steps, checkpointing into OUT.work after every evaluation so a killed run resumes, then writes the data "
+        "set of --kind: a Minari data set directory (--out without a suffix) or one D4RL-keyed file (.hdf5/.h5/.npz); "
+        "prints the behaviour's return and normalised score, also as JSON (--json). The data are D4RL-like, not D4RL. "
+        "Example: icml26 vipo dataset --env hopper --kind medium --transitions 100000 --out hopper-medium",
+    )
+    g.add_argument("--env", choices=TASKS, default="hopper", help="MuJoCo task (Gymnasium v5)")
+    g.add_argument("--kind", choices=KINDS, default="medium", help="D4RL data-set kind")
+    g.add_argument("--transitions", type=bounded_int(MIN_TRANSITIONS, 2_000_000, what="train needs 100; memory"),
+                   default=100_000, help="transitions in the data set")  # fmt: skip
+    g.add_argument(
+        "--max-steps",
+        type=bounded_int(1, 10_000_000, what="time"),
+        default=100_000,
+        help="SAC environment steps at most before the medium policy is taken (the best evaluation then)",
+    )
+    g.add_argument(
+        "--medium-score",
+        type=bounded_float(-100.0, 200.0),
+        default=33.0,
+        help="D4RL-normalised return at which SAC training stops: the medium policy (D4RL: ~1/3 expert)",
+    )
+    g.add_argument(
+        "--expert-steps",
+        type=bounded_int(1, 10_000_000, what="time"),
+        default=1_000_000,
+        help="SAC steps of the expert policy (kinds expert and medium-expert)",
+    )
+    g.add_argument(
+        "--eval-every",
+        type=bounded_int(100, 10_000_000),
+        default=5000,
+        help="SAC steps between evaluations and checkpoints",
+    )
+    g.add_argument("--eval-episodes", type=bounded_int(1, 100, what="time"), default=5, help="episodes per evaluation")
+    g.add_argument(
+        "--learning-starts",
+        type=bounded_int(1, 1_000_000),
+        default=5000,
+        help="uniform random steps before SAC updates",
+    )
+    g.add_argument("--seed", type=seed, default=0, help="random seed (SAC and collection)")
+    g.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="Minari data set directory to create (no suffix) or a .hdf5/.h5/.npz file",
+    )
+    g.add_argument("--json", type=Path, help="write the evaluations and the summary here (- = stdout)")
 
     t = sub.add_parser(
         "train",
@@ -164,6 +221,54 @@ def _make_dataset(args) -> int:
         f"expert {meta['ref_max_score']:.1f}); "
         f"wrote {args.out}"
     )
+    return 0
+
+
+def _dataset(args) -> int:
+    if args.json is not None and str(args.json) == "-":
+        with stdout_reserved_for_json():
+            return _dataset_work(args)
+    return _dataset_work(args)
+
+
+def _dataset_work(args) -> int:
+    import hashlib
+
+    import torch
+
+    from icml26.vipo.data import save_dataset
+    from icml26.vipo.mujoco_data import BehaviourRecipe, episodes_to_d4rl, make_d4rl_like, write_minari
+
+    out = check_output_path(args.out)
+    if out.suffix and out.suffix.lower() not in DATA_SUFFIXES:
+        raise ValueError(f"output path {out} must end with {', '.join(DATA_SUFFIXES)} or have no suffix (Minari)")
+    check_json_output(args.json)
+    if args.kind in ("expert", "medium-expert") and args.expert_steps <= args.max_steps:
+        raise ValueError(f"--expert-steps {args.expert_steps} must exceed --max-steps {args.max_steps}")
+    work = out.with_name(out.name + ".work")
+    if work.exists() and not work.is_dir():
+        raise NotADirectoryError(f"checkpoint directory {work} exists and is not a directory")
+    torch.set_num_threads(1)  # SB3 SAC with small networks: more threads only contend
+    recipe = BehaviourRecipe(max_steps=args.max_steps, medium_score=args.medium_score, expert_steps=args.expert_steps,
+                             eval_every=args.eval_every, eval_episodes=args.eval_episodes,
+                             learning_starts=args.learning_starts)  # fmt: skip
+    episodes, info = make_d4rl_like(args.env, args.kind, args.transitions, work, recipe, seed=args.seed)
+    if out.suffix:
+        save_dataset(out, {**episodes_to_d4rl(episodes), "meta": info})
+        digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    else:
+        write_minari(out, episodes, info["env"], f"icml26/{args.env}-{args.kind}-v0", info)
+        digest = hashlib.sha256((out / "data" / "main_data.hdf5").read_bytes()).hexdigest()
+    steps = sum(len(e["rewards"]) for e in episodes)
+    beh = info.get("behaviour", {})
+    print(
+        f"{args.env} {args.kind} (D4RL-like): {steps} transitions in {len(episodes)} episodes, behaviour return "
+        f"{info['behaviour_return_mean']:.1f} (D4RL-normalised {info['behaviour_normalised']:.1f}"
+        + (f"; SAC {beh['sac_steps']} steps, medium {'reached' if beh['medium_reached'] else 'NOT reached'}"
+           if beh else "")
+        + f"); sha256 {digest[:16]}; wrote {out}"
+    )  # fmt: skip
+    write_json(args.json, {**info, "transitions": steps, "episodes": len(episodes), "sha256": digest, "out": out})
     return 0
 
 
@@ -315,7 +420,8 @@ def _train_behaviour(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 vipo``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
-    verbs = {"make-dataset": _make_dataset, "train": _train, "evaluate": _evaluate, "train-behaviour": _train_behaviour}
+    verbs = {"dataset": _dataset, "make-dataset": _make_dataset, "train": _train, "evaluate": _evaluate,
+             "train-behaviour": _train_behaviour}  # fmt: skip
     return verbs[args.verb](args)
 
 

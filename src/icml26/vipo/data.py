@@ -30,6 +30,7 @@ __all__ = [
     "TERMINATION_FNS",
     "MisspecifiedSystem",
     "load_dataset",
+    "load_minari",
     "make_dataset",
     "normalised_score",
     "termination_fn",
@@ -331,6 +332,8 @@ def load_dataset(path: str | Path, env_id: str | None = None) -> dict:
     """
     from icml26._util.io import check_input_file
 
+    if Path(path).is_dir():  # a Minari data set (our 'icml26 vipo dataset' output or one of Farama's)
+        return load_minari(path, env_id)
     path = check_input_file(path, what="dataset")
     data: dict = {}
     meta: dict = {}
@@ -360,6 +363,30 @@ def load_dataset(path: str | Path, env_id: str | None = None) -> dict:
     if "timeouts" not in data and "terminals" in data:
         data["timeouts"] = np.zeros(len(data["terminals"]), bool)
     data = validate_dataset(data, env_id, what=f"dataset {path}")
+    data["meta"] = meta
+    return data
+
+
+def load_minari(path: str | Path, env_id: str | None = None) -> dict:
+    """A Minari HDF5 data set (its directory) in D4RL's keys, validated; ``meta`` from its metadata.json.
+
+    The environment is the metadata's ``env`` or its ``env_spec`` id; Minari's ``ref_min_score`` /
+    ``ref_max_score`` (set by Farama's MuJoCo sets and by ours, D4RL's values) become the score references.
+    """
+    from icml26.vipo.mujoco_data import episodes_to_d4rl, read_minari
+
+    episodes, raw = read_minari(path)
+    meta = {k: v for k, v in raw.items() if k not in ("observation_space", "action_space", "env_spec")}
+    if "env" not in meta and raw.get("env_spec"):
+        try:
+            meta["env"] = json.loads(raw["env_spec"])["id"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            pass
+    try:
+        data = episodes_to_d4rl(episodes)
+    except ValueError as exc:  # episodes of different widths
+        raise ValueError(f"Minari data set {path}: episodes do not stack ({exc})") from None
+    data = validate_dataset(data, env_id, what=f"Minari data set {path}")
     data["meta"] = meta
     return data
 

@@ -230,6 +230,9 @@ class DynamicsConfig:
     gamma: float = 0.99
     tau: float = 0.005
     value_warmup_epochs: int = 0  # epochs of value-only TD before L_value switches on (ours; 0 = paper)
+    # TD steps of the values per model batch during the warm-up, each on its own random batch (ours; 1 = paper):
+    # gamma = 0.99 values need thousands of TD steps to reach their scale, more than a small data set's batches
+    value_warmup_steps: int = 1
     state_baseline: bool = False  # A uses r_hat + gamma Vbar(s_hat') - Vbar_theta(s): per-state baseline (ours)
     value_on_samples: bool = False  # V_theta's TD targets on sampled s_hat instead of the mean (ours; False = paper)
 
@@ -264,6 +267,7 @@ def train_dynamics(
     """
     gen = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
+    value_rng = np.random.default_rng([seed, 1])  # the values' extra batches: the model's batches stay the NLL run's
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         obs, act = data["observations"].astype(np.float32), data["actions"].astype(np.float32)
@@ -294,6 +298,10 @@ def train_dynamics(
                 mu, logvar = model(s, a)
                 loss = nll_loss(model, mu, logvar, yt)
                 if values is not None:
+                    if epoch < cfg.value_warmup_epochs:  # extra TD steps on fresh batches while the values warm up
+                        for _ in range(cfg.value_warmup_steps - 1):
+                            extra = torch.from_numpy(value_rng.choice(train, min(cfg.batch, nt), replace=False))
+                            _value_step(model, values, T, extra, gen, reward_fn, termination_fn, cfg, epoch)
                     gap, l_value = _value_step(model, values, T, idx[0], gen, reward_fn, termination_fn, cfg, epoch)
                     gaps.append(gap)
                     if l_value is not None:

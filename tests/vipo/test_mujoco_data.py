@@ -1,0 +1,162 @@
+"""D4RL-like MuJoCo data: the Minari layout (written by us, read by us and by minari), the D4RL references, the
+SB3 SAC behaviour run (resumable), the replay buffer cut into episodes, the ``dataset`` verb, the shipped file."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from icml26.cli import main as icml26_main
+from icml26.vipo.data import load_dataset
+from icml26.vipo.mujoco_data import (
+    D4RL_REF,
+    BehaviourRecipe,
+    collect,
+    episodes_to_d4rl,
+    normalised,
+    random_policy,
+    read_minari,
+    write_minari,
+)
+
+torch.set_num_threads(1)
+
+SMOKE = Path(__file__).parents[2] / "src" / "icml26" / "vipo" / "data" / "hopper-medium-smoke"
+
+
+@pytest.fixture(scope="module")
+def episodes():
+    return collect(random_policy("Hopper-v5"), "Hopper-v5", 120, seed=3, show_progress=False)
+
+
+def test_collected_episodes_are_consistent(episodes):
+    assert sum(len(e["rewards"]) for e in episodes) == 120
+    for e in episodes:
+        assert len(e["observations"]) == len(e["actions"]) + 1 == len(e["rewards"]) + 1
+        assert e["terminations"][-1] or e["truncations"][-1]  # every episode ends, the last one cut by the budget
+        assert not (e["terminations"][:-1] | e["truncations"][:-1]).any()
+    d = episodes_to_d4rl(episodes)
+    first = len(episodes[0]["rewards"])
+    np.testing.assert_array_equal(d["next_observations"][: first - 1], d["observations"][1:first])
+
+
+def test_minari_roundtrip_and_minari_reads_our_layout(episodes, tmp_path):
+    out = write_minari(tmp_path / "hop", episodes, "Hopper-v5", "icml26/hopper-random-v0", {"ref_min_score": -20.0})
+    back, meta = read_minari(out)
+    assert meta["total_steps"] == 120 and meta["ref_min_score"] == -20.0 and len(back) == len(episodes)
+    for a, b in zip(episodes, back, strict=True):
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k])
+    data = load_dataset(out, "Hopper-v5")  # the loader takes the directory, validated against the task
+    assert data["meta"]["env"] == "Hopper-v5" and data["observations"].shape == (120, 11)
+    minari = pytest.importorskip("minari")
+    ds = minari.MinariDataset(out / "data")
+    assert ds.total_episodes == len(episodes) and ds.total_steps == 120
+    ep = next(iter(ds))
+    np.testing.assert_array_equal(ep.observations, episodes[0]["observations"])
+    np.testing.assert_array_equal(ep.rewards, episodes[0]["rewards"])
+
+
+def test_minari_written_by_minari_loads(tmp_path, episodes):
+    """A data set written by minari itself (its own storage API) reads through our loader."""
+    minari = pytest.importorskip("minari")
+    import gymnasium as gym
+    from minari.data_collector import EpisodeBuffer
+    from minari.dataset.minari_storage import MinariStorage
+
+    env = gym.make("Hopper-v5")
+    (tmp_path / "m").mkdir()
+    storage = MinariStorage.new(tmp_path / "m" / "data", env.observation_space, env.action_space, env_spec=env.spec)
+    bufs = [EpisodeBuffer(observations=list(e["observations"].astype(np.float64)), actions=list(e["actions"]),
+                          rewards=list(e["rewards"]), terminations=list(e["terminations"]),
+                          truncations=list(e["truncations"])) for e in episodes]  # fmt: skip
+    storage.update_episodes(bufs)
+    meta = json.loads((tmp_path / "m" / "data" / "metadata.json").read_text())
+    meta.update(dataset_id="test/hopper-v0", minari_version=minari.__version__)
+    (tmp_path / "m" / "data" / "metadata.json").write_text(json.dumps(meta))
+    data = load_dataset(tmp_path / "m", "Hopper-v5")
+    assert data["meta"]["env"] == "Hopper-v5" and len(data["rewards"]) == 120
+
+
+def test_bad_minari_directories(tmp_path, episodes):
+    with pytest.raises(ValueError, match="not a Minari data set"):
+        load_dataset(tmp_path)
+    out = write_minari(tmp_path / "d", episodes, "Hopper-v5", "x/y-v0")
+    with pytest.raises(FileExistsError, match="never overwritten"):
+        write_minari(out, episodes, "Hopper-v5", "x/y-v0")
+    with h5py.File(out / "data" / "main_data.hdf5", "a") as fh:
+        del fh["episode_0/rewards"]
+        fh["episode_0/rewards"] = np.zeros(1)
+    with pytest.raises(ValueError, match="one more step than rewards"):
+        load_dataset(out)
+    (out / "data" / "metadata.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not readable"):
+        load_dataset(out)
+
+
+def test_d4rl_reference_returns():
+    """D4RL's published references: the random return scores 0, the expert return 100."""
+    for task, (lo, hi) in D4RL_REF.items():
+        assert normalised(task, lo) == pytest.approx(0.0) and normalised(task, hi) == pytest.approx(100.0)
+    assert D4RL_REF["hopper"] == (-20.272305, 3234.3)
+
+
+def test_sac_behaviour_resumes_and_replay_buffer_cuts_into_episodes(tmp_path):
+    pytest.importorskip("stable_baselines3")
+    from icml26.vipo.mujoco_data import replay_episodes, train_behaviour
+
+    recipe = BehaviourRecipe(max_steps=200, medium_score=150.0, eval_every=100, eval_episodes=1, learning_starts=60,
+                             hidden=(16,))  # fmt: skip
+    first = train_behaviour("hopper", tmp_path / "w", recipe, max_steps=100, show_progress=False)
+    assert first["steps"] == 100 and len(first["evals"]) == 1 and not first["medium_reached"]
+    again = train_behaviour("hopper", tmp_path / "w", recipe, show_progress=False)  # resumes at 100
+    assert again["steps"] == 200 and [e[0] for e in again["evals"]] == [100, 200]
+    assert again["medium"] == f"sac_{max(again['evals'], key=lambda e: e[1])[0]}.zip"  # budget out: the best one
+    eps = replay_episodes(tmp_path / "w" / "buffer.pkl", "Hopper-v5")
+    assert sum(len(e["rewards"]) for e in eps) == 200
+    for e in eps:  # observations chain within an episode; actions inside the action space
+        assert len(e["observations"]) == len(e["rewards"]) + 1 and (np.abs(e["actions"]) <= 1 + 1e-6).all()
+        assert e["terminations"][-1] or e["truncations"][-1]
+    with pytest.raises(ValueError, match="holds a hopper run with seed 0"):
+        train_behaviour("hopper", tmp_path / "w", recipe, seed=1, show_progress=False)
+
+
+def _fails_cleanly(argv, capsys, match):
+    code = icml26_main(["vipo", *argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err and match in err, err
+
+
+def test_dataset_verb_writes_minari_and_hdf5(tmp_path, capsys):
+    out = tmp_path / "hopper-random"
+    argv = ["vipo", "dataset", "--env", "hopper", "--kind", "random", "--transitions", "150"]
+    assert icml26_main([*argv, "--out", str(out), "--json", str(tmp_path / "s.json")]) == 0
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["transitions"] == 150 and s["ref_max_score"] == 3234.3 and "not D4RL" in s["d4rl_like"]
+    assert s["sha256"] == hashlib.sha256((out / "data" / "main_data.hdf5").read_bytes()).hexdigest()
+    assert "D4RL-like" in capsys.readouterr().out
+    assert load_dataset(out, "Hopper-v5")["observations"].shape == (150, 11)
+    assert icml26_main([*argv, "--out", str(tmp_path / "h.hdf5")]) == 0
+    flat = load_dataset(tmp_path / "h.hdf5", "Hopper-v5")
+    assert flat["meta"]["ref_min_score"] == D4RL_REF["hopper"][0] and len(flat["rewards"]) == 150
+    _fails_cleanly([*argv[1:], "--out", str(out)], capsys, "is a directory")  # a Minari set is never overwritten
+    _fails_cleanly([*argv[1:], "--out", str(tmp_path / "x.csv")], capsys, "must end with")
+    _fails_cleanly(["dataset", "--kind", "expert", "--max-steps", "1000", "--expert-steps", "500", "--out",
+                    str(tmp_path / "e")], capsys, "must exceed")  # fmt: skip
+    _fails_cleanly(["train", "--dataset", str(tmp_path), "--out", str(tmp_path / "p.pt")], capsys, "not a Minari")
+
+
+def test_shipped_smoke_dataset_matches_its_checksum():
+    """The smoke-size hopper-medium set in the package: loads as Minari, checksum as in data/README.md."""
+    readme = (SMOKE.parent / "README.md").read_text()
+    digest = hashlib.sha256((SMOKE / "data" / "main_data.hdf5").read_bytes()).hexdigest()
+    assert digest in readme
+    data = load_dataset(SMOKE, "Hopper-v5")
+    meta = data["meta"]
+    assert meta["kind"] == "medium" and meta["ref_max_score"] == 3234.3
+    assert 1000 <= len(data["rewards"]) <= 10_000
+    assert (SMOKE / "data" / "main_data.hdf5").stat().st_size < 2_000_000
