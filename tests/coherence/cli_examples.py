@@ -26,6 +26,7 @@ EXAMPLES = [
         "--json",
         "{tmp}/f.json",
     ],
+    ["fit", "--data", "rotated-mnist", "-n", "36", "--steps", "3", "--features", "4", "--json", "{tmp}/m.json"],
     ["score", CODES, "--positions", THETA, "--geometry", "circular", "--r-col", "1.5", "--json", "{tmp}/s.json"],
     ["score", CODES, "--distances", DIST, "--topology"],
 ]

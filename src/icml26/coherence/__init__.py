@@ -6,8 +6,10 @@ samples are geometrically clustered (around the feature's barycentric position),
 are clustered, and both coverage conditions hold. This package measures it on any geometry
 (:class:`Geometry`, :func:`coherence_report`, :func:`is_coherent`), trains with it (:class:`Coh`, a torch
 regulariser for any code layer, O(B m k) per batch), checks the interleaving theorem with ripser/persim
-(:func:`interleaving_check`) and measures contiguity of features (:func:`arc_contiguity`,
-:func:`graph_contiguity`). The Coh formula is our reconstruction from the paper's description (README).
+(:func:`interleaving_check`) and judges features with selectivity-aware measures, each chance-corrected
+against a shuffled null (:func:`feature_coherence`: the paper's coherence per feature; :func:`support_contiguity`:
+support connectivity on a sample graph; :func:`token_consistency`: top-token consistency), plus the binned
+:func:`arc_contiguity`. The Coh formula is our reconstruction from the paper's description (README).
 """
 
 __all__ = [
@@ -15,10 +17,13 @@ __all__ = [
     "Geometry",
     "arc_contiguity",
     "coherence_report",
+    "feature_coherence",
     "fit_autoencoder",
     "graph_contiguity",
     "interleaving_check",
     "is_coherent",
+    "support_contiguity",
+    "token_consistency",
 ]
 
 
@@ -36,6 +41,10 @@ def __getattr__(name: str):
         from icml26.coherence.model import fit_autoencoder
 
         return fit_autoencoder
+    if name in ("feature_coherence", "support_contiguity", "token_consistency"):
+        from icml26.coherence import measures
+
+        return getattr(measures, name)
     if name in ("arc_contiguity", "graph_contiguity", "interleaving_check"):
         from icml26.coherence import topology
 

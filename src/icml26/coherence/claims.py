@@ -17,14 +17,23 @@ import numpy as np
 from icml26.claims import Arm, ClaimResult, Interval, MeasureCheck, Scale, claim, mechanism
 from icml26.coherence.config import get_config
 from icml26.coherence.experiment import (
+    ball_codes,
     circle_runs,
     coherent_arc_codes,
-    digit_coh_shuffled,
-    digit_runs,
     l1_twin,
+    mnist_runs,
     per_batch_cost,
+    token_runs,
+    twin,
 )
 from icml26.coherence.geometry import Geometry, coherence_report
+from icml26.coherence.measures import (
+    feature_coherence,
+    knn_adjacency,
+    mean_live,
+    support_contiguity,
+    token_consistency,
+)
 from icml26.coherence.topology import arc_contiguity, interleaving_check, vr_diagrams
 
 ABSTRACT = "abstract"
@@ -131,56 +140,112 @@ def _planted_arcs(aa, theta: np.ndarray, cfg, seed: int) -> _Planted:
     return _Planted(codes, aa.mse)
 
 
+# --- planting a coherence gain of a known size (positive controls of the v4 claims) ------------------------------
+
+
+#: Positive controls plant this multiple of a claim's bar (the design's 1-1.5x): the A/A code's features are
+#: replaced, in a seeded random order, by coherent features by construction until every judged measure of the
+#: A/A code itself has risen by at least PLANT_FACTOR x its bar. The paired statistic against the baseline is then
+#: (A/A scatter) + (plant), so the positive holds only when the run resolves an effect of about the bar's size.
+PLANT_FACTOR = 1.25
+
+
+def _plant(aa, ideal: np.ndarray, scores, bars: dict[str, float], seed: int) -> _Planted:
+    """``aa``'s codes with the fewest features (seeded order) replaced by the same columns of ``ideal`` (rescaled
+    to each replaced feature's maximum) that raise each measure in ``scores`` (name -> per-feature scoring
+    function of a code matrix) by PLANT_FACTOR x ``bars[name]`` on the A/A code itself. Every measure here scores
+    features independently, so the plant is sized from per-feature scores computed once."""
+    base = {k: fn(aa.codes) for k, fn in scores.items()}  # name -> (m,) per-feature scores (NaN: dead)
+    good = {k: fn(ideal) for k, fn in scores.items()}
+    order = np.random.default_rng([seed, 53]).permutation(aa.codes.shape[1])
+
+    def mean(v):
+        return float(np.nanmean(v)) if np.isfinite(v).any() else 0.0
+
+    swap = []
+    for j in order:
+        swap.append(j)
+        planted = {k: np.where(np.isin(np.arange(len(v)), swap), good[k], v) for k, v in base.items()}
+        if all(mean(planted[k]) - mean(base[k]) >= PLANT_FACTOR * bars[k] for k in scores):
+            break
+    codes = aa.codes.copy()
+    scale = np.maximum(codes[:, swap].max(0), 1e-6)  # keep each replaced feature's activation scale
+    codes[:, swap] = ideal[:, swap] * scale
+    return _Planted(codes, aa.mse)
+
+
+def _circle_measures(theta: np.ndarray):
+    """Per-feature scorers on the true circle (evaluation only): the paper's coherence (Fréchet variance on S^1)
+    and support connectivity on the 10-NN graph of the circle's points, both chance-corrected."""
+    geo = Geometry.circular(theta)
+    adj = knn_adjacency(np.c_[np.cos(theta), np.sin(theta)], 10)
+    return {
+        "coherence": lambda A: feature_coherence(A, geo)["coherence"],
+        "contiguity": lambda A: support_contiguity(A, adj)["contiguity"],
+    }
+
+
+def _mean(v: np.ndarray) -> float:
+    return float(np.nanmean(v)) if np.isfinite(v).any() else 0.0
+
+
+#: Bars of circle-coherent-arcs-v4 (fixed before its first run): Coh's features beat density-matched L1's by
+#: 0.1 on both fixed measures (their null is 0, a perfect arc scores ~1).
+CIRCLE_BAR = 0.1
+
+
 @claim(
-    "coherence/circle-tiled-by-arcs-v3",
-    statement="On circle data embedded in R^20, recon + Coh features are contiguous arcs that tile the circle "
-    "(mean chance-corrected contiguity > 0.95) and are more contiguous, with fewer support components, than "
-    "recon + L1 features at matched activation density (paired over seeds). The embedding's curvature 3 was fixed "
-    "from v2's seeds; judged on fresh seeds (data and models of seed + 1000)",
+    "coherence/circle-coherent-arcs-v4",
+    statement="On circle data embedded in R^20, recon + Coh features (Coh on the inputs' kNN-geodesic geometry; the "
+    "angle is never seen) are more coherent on the true circle than recon + L1 features at matched activation "
+    "density, by more than 0.1 on each of two selectivity-aware measures chance-corrected against a shuffled null "
+    "(0: fires everywhere or at random; 1: one arc): the paper's coherence 1 - V_col/V_total and the support's "
+    "connectivity on the circle's 10-NN graph (no binning). Paired over seeds; judged on fresh seeds (seed + 1000)",
     paper="abstract: 'if data lies on a circle, coherent features must tile that circle into contiguous arcs'",
     control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
     "paired differences scatter around 0",
-    positive="the A/A code (a second L1 model) with 14 of its 16 features (at random) replaced by coherent arcs "
-    "tiling the true circle: a planted contiguity ~0.97-0.99, just above the 0.95 bar, in Coh's place, measured "
-    "and compared with the same L1 model",
-    mechanisms=("coh-penalty",),
+    positive="the A/A code (the second L1 model) with the fewest features (seeded order) replaced by coherent arcs "
+    "tiling the true circle that raise its own scores by 1.25 x the bar (0.125) on both measures, in Coh's place",
+    mechanisms=("coh-penalty", "coverage"),
     judge=(
-        Interval("contiguity(Coh) - contiguity(L1)", above=0.0),
-        Interval("components(L1) - components(Coh)", above=0.0),
-        Interval("contiguity(Coh)", above=0.95),
+        Interval("coherence(Coh) - coherence(L1)", above=CIRCLE_BAR),
+        Interval("contiguity(Coh) - contiguity(L1)", above=CIRCLE_BAR),
     ),
 )
-def circle_tiled_by_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+def circle_coherent_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
-    seed += FRESH  # v3: judged on fresh seeds
+    seed += FRESH
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
-    ours = _circle_arm(cfg, seed, arm)
-    c_ours, k_ours, tile_ours, _ = _arc_stats(ours.codes, theta, 48)
-    c_l1, k_l1, tile_l1, _ = _arc_stats(R["l1"].codes, theta, 48)
-    c_none, k_none, _, _ = _arc_stats(R["none"].codes, theta, 48)
+    scores = _circle_measures(theta)
+    if arm is Arm.CLAIM:
+        ours = R["coh"]
+    else:
+        aa = l1_twin(cfg, seed)
+        ideal = coherent_arc_codes(theta, cfg.n_features, np.random.default_rng([seed, 31]))
+        ours = aa if arm is Arm.NEGATIVE else _plant(aa, ideal, scores, {k: CIRCLE_BAR for k in scores}, seed)
+    s = {name: {k: _mean(fn(R[k].codes)) for k in ("l1", "none")} for name, fn in scores.items()}
+    for name, fn in scores.items():
+        s[name]["ours"] = _mean(fn(ours.codes))
     measured = {
-        "contiguity(Coh) - contiguity(L1)": c_ours - c_l1,
-        "components(L1) - components(Coh)": k_l1 - k_ours,
-        "contiguity(Coh)": c_ours,
-        "components(Coh)": k_ours,
-        "tiling(Coh)": tile_ours,
+        "coherence(Coh) - coherence(L1)": s["coherence"]["ours"] - s["coherence"]["l1"],
+        "contiguity(Coh) - contiguity(L1)": s["contiguity"]["ours"] - s["contiguity"]["l1"],
+        "coherence(Coh)": s["coherence"]["ours"],
+        "contiguity(Coh)": s["contiguity"]["ours"],
         "density(Coh)": ours.density,
     }
-    ok = measured["contiguity(Coh) - contiguity(L1)"] > 0 and measured["components(L1) - components(Coh)"] > 0
-    ok = ok and c_ours > 0.95
+    ok = all(measured[k] > CIRCLE_BAR for k in list(measured)[:2])
     figures = {"arcs": _plot_arcs(theta, {"Coh": R["coh"].codes, "L1": R["l1"].codes})} if arm is Arm.CLAIM else {}
     return ClaimResult(
         "holds" if ok else "fails",
         measured=measured,
         baselines={
-            "contiguity(L1)": c_l1,
-            "components(L1)": k_l1,
-            "raw contiguity(L1) (v1's measure)": _arc_stats(R["l1"].codes, theta, 48)[3]["raw_mean"],
-            "tiling(L1)": tile_l1,
+            "coherence(L1)": s["coherence"]["l1"],
+            "contiguity(L1)": s["contiguity"]["l1"],
+            "coherence(recon only)": s["coherence"]["none"],
+            "contiguity(recon only)": s["contiguity"]["none"],
+            "binned contiguity(L1) (v3's measure)": _arc_stats(R["l1"].codes, theta, 48)[0],
             "density(L1)": R["l1"].density,
-            "contiguity(recon only)": c_none,
-            "components(recon only)": k_none,
         },
         paper={"circle features": "tile the circle into contiguous arcs (qualitative)"},
         figures=figures,
@@ -188,27 +253,23 @@ def circle_tiled_by_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
 
 
 @claim(
-    "coherence/topology-shared-v3",
+    "coherence/topology-shared-v4",
     statement="The H1 bottleneck distance between the Vietoris-Rips diagrams of the samples (true circle) and of "
     "the barycentric feature positions is smaller for Coh codes than for density-matched L1 codes by more than "
-    "0.15 (paired; on ground truth, arcs tiling the circle score ~0.35-0.4 and untiled features ~0.72-0.82), and "
-    "on coherent matrices built by construction every bottleneck distance is within the interleaving bound 2r. The "
-    "margin 0.15 and the embedding's curvature 3 were fixed from v2's seeds; judged on fresh seeds (seed + 1000)",
-    paper="abstract: coherent matrices induce a bounded interleaving of the VR filtrations of samples and features",
+    "0.15 (paired; on ground truth, arcs tiling the circle score ~0.35-0.4 and untiled features ~0.72-0.82). v4: "
+    "the interleaving bound moved to its own theorem check (interleaving-bound-v1); margin 0.15 and curvature 3 "
+    "fixed from v2's seeds; judged on fresh seeds (seed + 1000)",
+    paper="abstract: coherence 'yields not just interpretable features but an interpretable feature space'",
     control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
-    "paired difference scatters around 0 (the bound part is unchanged)",
+    "paired difference scatters around 0",
     positive="the A/A code (a second L1 model) with 14 of its 16 features (at random) replaced by coherent arcs "
-    "tiling the true circle (the theorem's premise, mostly planted; sized on v2's seeds to a gain of about the 0.15 "
-    "margin) in Coh's place",
+    "tiling the true circle (sized on v2's seeds to a gain of about the 0.15 margin) in Coh's place",
     mechanisms=("coh-penalty", "coverage"),
-    judge=(
-        Interval("dB_H1(L1) - dB_H1(Coh)", above=0.15),
-        Interval("max dB / bound (constructed)", below=1.0),
-    ),
+    judge=Interval("dB_H1(L1) - dB_H1(Coh)", above=0.15),
 )
 def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
-    seed += FRESH  # v3: judged on fresh seeds
+    seed += FRESH
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
     rng = np.random.default_rng(10_000 + seed)
@@ -218,105 +279,243 @@ def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
     chk_ours = interleaving_check(ours.codes[sub], latent)
     chk_l1 = interleaving_check(R["l1"].codes[sub], latent)
     chk_none = interleaving_check(R["none"].codes[sub], latent)
-    ratios = []
-    for _ in range(cfg.n_constructed):
-        A = coherent_arc_codes(theta[sub], cfg.n_features, rng)
-        chk = interleaving_check(A, latent)
-        ratios.append(chk["bottleneck_max"] / chk["bound"])
-    measured = {
-        "dB_H1(L1) - dB_H1(Coh)": chk_l1["bottleneck_H1"] - chk_ours["bottleneck_H1"],
-        "max dB / bound (constructed)": max(ratios),
-        "dB_H1(Coh)": chk_ours["bottleneck_H1"],
-        "features H1 lifetime (Coh)": chk_ours["features_H1_max_life"],
-        "bound 2r (Coh)": chk_ours["bound"],
-    }
-    ok = measured["dB_H1(L1) - dB_H1(Coh)"] > 0.15 and measured["max dB / bound (constructed)"] < 1.0
+    gain = chk_l1["bottleneck_H1"] - chk_ours["bottleneck_H1"]
     figures = {}
     if arm is Arm.CLAIM:
-        samples = vr_diagrams(latent.distances(latent.coords, latent.coords))
-        dg = {"samples (true circle)": samples}
+        dg = {"samples (true circle)": vr_diagrams(latent.distances(latent.coords, latent.coords))}
         for name, res in (("Coh features", R["coh"]), ("L1 features", R["l1"])):
             A = res.codes[sub][:, res.codes[sub].sum(0) > 0]
             f = latent.feature_positions(A)
             dg[name] = vr_diagrams(latent.distances(f, f))
         figures["diagrams"] = _plot_diagrams(dg)
     return ClaimResult(
-        "holds" if ok else "fails",
-        measured=measured,
+        "holds" if gain > 0.15 else "fails",
+        measured={
+            "dB_H1(L1) - dB_H1(Coh)": gain,
+            "dB_H1(Coh)": chk_ours["bottleneck_H1"],
+            "features H1 lifetime (Coh)": chk_ours["features_H1_max_life"],
+        },
         baselines={
             "dB_H1(L1)": chk_l1["bottleneck_H1"],
             "features H1 lifetime (L1)": chk_l1["features_H1_max_life"],
             "dB_H1(recon only)": chk_none["bottleneck_H1"],
-            "features H1 lifetime (recon only)": chk_none["features_H1_max_life"],
             "samples H1 lifetime": chk_ours["samples_H1_max_life"],
         },
+        figures=figures,
+    )
+
+
+def _half_arcs(theta: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Narrow coherent arcs (half-width 0.2) that tile only the half circle [0, pi): samples in the other half
+    are uncovered."""
+    centres = np.sort(rng.uniform(0.1, np.pi - 0.1, m))
+    delta = np.abs((theta[:, None] - centres[None, :] + np.pi) % (2 * np.pi) - np.pi)  # (n, m)
+    half = 0.2
+    return np.where(delta < half, np.cos(np.pi / 2 * delta / half), 0.0)
+
+
+@claim(
+    "coherence/interleaving-bound-v1",
+    statement="Theorem check (the paper's theorem, in our proof's form; not an empirical claim): for a code with "
+    "both coverage conditions (every sample has an active feature, every feature an active sample) and column "
+    "radius r, the bottleneck distances between the VR diagrams (H0, H1) of the samples and of the barycentric "
+    "feature positions are at most 2r; checked on coherent matrices built by construction (arcs tiling 400 "
+    "points of the circle): max dB / 2r < 1",
+    paper="abstract: 'coherent matrices induce a bounded interleaving between the Vietoris-Rips filtrations of "
+    "samples and features'",
+    control="coverage removed: the arcs tile only half the circle (the other half's samples have no feature) and "
+    "2r is taken over the active pairs as if the premise held: the features miss the circle's H1, so dB exceeds 2r",
+    positive="the negative control's half tiling with coverage restored by one wide feature over the uncovered half "
+    "(the premise holds again, so the bound must)",
+    judge=Interval("max dB / 2r", below=1.0),
+)
+def interleaving_bound(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    cfg = get_config(scale)
+    rng = np.random.default_rng([seed, 61])
+    theta = rng.uniform(0, 2 * np.pi, cfg.topo_points)
+    geo = Geometry.euclidean(np.c_[np.cos(theta), np.sin(theta)])
+    ratios, lives = [], []
+    for _ in range(cfg.n_constructed):
+        if arm is Arm.CLAIM:
+            A = coherent_arc_codes(theta, cfg.n_features, rng)
+        else:
+            A = _half_arcs(theta, cfg.n_features, rng)
+            A = A[:, A.sum(0) > 0]
+            if arm is Arm.POSITIVE:
+                A = np.c_[A, (A.sum(1) == 0).astype(float)]  # one feature on the uncovered samples
+        chk = interleaving_check(A, geo)
+        r = chk["column_radius"]
+        ratios.append(chk["bottleneck_max"] / (2 * r))
+        lives.append(chk["features_H1_max_life"])
+    worst = max(ratios)
+    return ClaimResult(
+        "holds" if worst < 1.0 else "fails",
+        measured={
+            "max dB / 2r": worst,
+            "mean dB / 2r": float(np.mean(ratios)),
+            "features H1 lifetime": float(np.mean(lives)),
+        },
         paper={"theorem": "bounded interleaving of VR filtrations for coherent matrices (no constant recovered)"},
+    )
+
+
+# --- rotated real MNIST ---------------------------------------------------------------------------------------------
+
+#: Bar of the two rotated-MNIST claims (fixed before their first judged run): mean chance-corrected coherence of
+#: the features' angle tuning, Coh minus density-matched L1, above 0.1.
+MNIST_BAR = 0.1
+
+
+def _mnist_claim(scale: Scale, seed: int, arm: Arm, which: str) -> ClaimResult:
+    """Shared body of the two rotated-MNIST claims; ``which`` is ``"angle"`` or ``"pixel"`` (Coh's geometry)."""
+    cfg = get_config(scale)
+    seed += FRESH
+    R = mnist_runs(cfg, seed)
+    theta = R["data"].theta[:, 0]
+    angle = R["angle"]  # evaluation geometry: the rotation angle on S^1
+
+    def score(A):
+        return feature_coherence(A, angle)["coherence"]
+
+    l1 = R[f"l1-{which}"]
+    if arm is Arm.CLAIM:
+        ours = R[f"coh-{which}"]
+    else:
+        aa = twin(cfg, seed, "mnist", f"l1-{which}")
+        ideal = coherent_arc_codes(theta, cfg.n_features, np.random.default_rng([seed, 31]))
+        ours = aa if arm is Arm.NEGATIVE else _plant(aa, ideal, {"coherence": score}, {"coherence": MNIST_BAR}, seed)
+    c = {k: _mean(score(v.codes)) for k, v in (("ours", ours), ("l1", l1), ("none", R["none"]))}
+    contig = {k: _arc_stats(v.codes, theta, cfg.n_angles)[0] for k, v in (("ours", ours), ("l1", l1))}
+    gain = c["ours"] - c["l1"]
+    figures = {}
+    if arm is Arm.CLAIM:
+        figures["angle_tuning"] = _plot_arcs(theta, {f"Coh ({which})": ours.codes, "L1": l1.codes}, bins=cfg.n_angles)
+    return ClaimResult(
+        "holds" if gain > MNIST_BAR else "fails",
+        measured={
+            "coherence(Coh) - coherence(L1)": gain,
+            "coherence(Coh)": c["ours"],
+            "binned contiguity(Coh)": contig["ours"],
+            "density(Coh)": ours.density,
+            "MSE(Coh)": ours.mse,
+        },
+        baselines={
+            "coherence(L1)": c["l1"],
+            "binned contiguity(L1)": contig["l1"],
+            "density(L1)": l1.density,
+            "MSE(L1)": l1.mse,
+            "coherence(recon only)": c["none"],
+            "MSE(recon only)": R["none"].mse,
+        },
+        paper={"rotated MNIST": "Coh validated in an auto-encoder (qualitative)"},
         figures=figures,
     )
 
 
 @claim(
-    "coherence/rotation-tuned-features-v2",
-    statement="On scikit-learn digits rotated through 36 angles, recon + Coh handed the rotation angle as its "
-    "geometry (S^1; side information the L1 and recon-only arms do not get) gives features whose angle tuning "
-    "curves are more contiguous (chance-corrected), with fewer components, than density-matched recon + L1 "
-    "features (paired over seeds); the gain comes from the angle, not from Coh's form: with the angles shuffled "
-    "it is gone",
-    paper="abstract: validated 'in an auto-encoder using synthetic and rotated MNIST datasets'",
-    control="Coh trained on randomly permuted angles in Coh's place (same objective, weight and coverage terms; "
-    "no angle information; its own training run)",
-    positive="the negative control's code (Coh on shuffled angles) with 14 of its 16 features (at random) replaced "
-    "by coherent arcs tiling the rotation angle, in Coh's place",
-    mechanisms=("coh-penalty",),
+    "coherence/rotated-mnist-angle-v1",
+    statement="On real 28x28 MNIST digits rotated through 36 angles, recon + Coh handed the rotation angle as its "
+    "geometry (S^1: side information that the L1 and recon-only arms do not get) learns features whose angle "
+    "tuning is more coherent (the paper's coherence 1 - V_col/V_total on the angle, chance-corrected against "
+    "shuffled samples) than recon + L1 features at matched density, by more than 0.1 (paired over seeds; fresh "
+    "seeds, seed + 1000)",
+    paper="abstract: Coh validated 'in an auto-encoder using synthetic and rotated MNIST datasets'",
+    control="A/A: a second L1 model at the matched weight (its own initialisation and batch order) in Coh's place",
+    positive="that A/A code with the fewest features (seeded order) replaced by arcs tiling the angle that raise its "
+    "own coherence by 1.25 x the bar (0.125), in Coh's place",
+    mechanisms=("coh-penalty-mnist",),
+    judge=Interval("coherence(Coh) - coherence(L1)", above=MNIST_BAR),
+)
+def rotated_mnist_angle(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    return _mnist_claim(scale, seed, arm, "angle")
+
+
+@claim(
+    "coherence/rotated-mnist-pixel-graph-v1",
+    statement="On the same rotated MNIST, recon + Coh on the pixel-space kNN graph (10-NN, geodesic, joined by "
+    "the Euclidean minimum spanning tree; no side information) learns features whose angle tuning is more "
+    "coherent than recon + L1 features at matched density, by more than 0.1 (same measure and seeds)",
+    paper="abstract: Coh validated 'in an auto-encoder using synthetic and rotated MNIST datasets' (the geometry "
+    "Coh used there is not recovered)",
+    control="A/A: a second L1 model at the weight matched to this Coh arm's density, in Coh's place",
+    positive="that A/A code with the fewest features (seeded order) replaced by arcs tiling the angle that raise its "
+    "own coherence by 1.25 x the bar (0.125), in Coh's place",
+    mechanisms=("coh-penalty-mnist",),
+    judge=Interval("coherence(Coh) - coherence(L1)", above=MNIST_BAR),
+)
+def rotated_mnist_pixel_graph(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    return _mnist_claim(scale, seed, arm, "pixel")
+
+
+# --- MiniLM token embeddings of SST-2 ---------------------------------------------------------------------------
+
+#: Bars of token-features-v1 (fixed before its first judged run): Coh's dictionary features beat L1's by 0.1 in
+#: support connectivity on the embeddings' 10-NN graph and by 0.05 in top-token consistency (both chance-corrected).
+TOKEN_BARS = {"contiguity": 0.1, "consistency": 0.05}
+
+
+@claim(
+    "coherence/token-features-v1",
+    statement="On MiniLM-L6 (a BERT-architecture encoder) contextual token embeddings of SST-2 word pieces, an SAE "
+    "dictionary (32 atoms) trained with recon + Coh (on the embeddings' kNN-geodesic geometry) has features whose "
+    "support is more connected on the embeddings' 10-NN graph (chance-corrected, by > 0.1) and whose top-10 "
+    "activating tokens are more often the same word (chance-corrected, by > 0.05) than an SAE trained with recon + "
+    "L1 at matched density (paired over fresh seeds, seed + 1000: other sentences, other initialisations)",
+    paper="abstract: Coh validated 'in a token embedding of BERT using language data'",
+    control="A/A: a second SAE with the matched L1 weight (its own initialisation and batch order) in Coh's place",
+    positive="that A/A dictionary with the fewest features (seeded order) replaced by bumps over the 20 nearest "
+    "tokens of a random token, raising both of its own scores by 1.25 x their bars, in Coh's place",
+    mechanisms=("coh-penalty-tokens",),
     judge=(
-        Interval("contiguity(Coh) - contiguity(L1)", above=0.0),
-        Interval("components(L1) - components(Coh)", above=0.0),
+        Interval("contiguity(Coh) - contiguity(L1)", above=TOKEN_BARS["contiguity"]),
+        Interval("consistency(Coh) - consistency(L1)", above=TOKEN_BARS["consistency"]),
     ),
 )
-def rotation_tuned_features(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+def token_features(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
-    R = digit_runs(cfg, seed)
-    theta = R["data"].theta[:, 0]
-    ours = {Arm.CLAIM: lambda: R["coh"], Arm.NEGATIVE: lambda: digit_coh_shuffled(cfg, seed)}.get(
-        arm, lambda: _planted_arcs(digit_coh_shuffled(cfg, seed), theta, cfg, seed)
-    )()
-    c_ours, k_ours, _, _ = _arc_stats(ours.codes, theta, cfg.n_angles)
-    c_l1, k_l1, _, _ = _arc_stats(R["l1"].codes, theta, cfg.n_angles)
-    c_none, k_none, _, _ = _arc_stats(R["none"].codes, theta, cfg.n_angles)
-    measured = {
-        "contiguity(Coh) - contiguity(L1)": c_ours - c_l1,
-        "components(L1) - components(Coh)": k_l1 - k_ours,
-        "contiguity(Coh)": c_ours,
-        "components(Coh)": k_ours,
-        "density(Coh)": ours.density,
+    seed += FRESH
+    try:
+        R = token_runs(cfg, seed)
+    except ValueError as exc:  # transformers or the MiniLM data wheel missing
+        return ClaimResult("not-measured", reason=str(exc))
+    data = R["data"]
+    adj = knn_adjacency(data.X, 10)
+    scores = {
+        "contiguity": lambda A: support_contiguity(A, adj)["contiguity"],
+        "consistency": lambda A: token_consistency(A, data.groups)["consistency"],
     }
-    ok = measured["contiguity(Coh) - contiguity(L1)"] > 0 and measured["components(L1) - components(Coh)"] > 0
-    figures = (
-        {}
-        if arm is not Arm.CLAIM
-        else {"angle_tuning": _plot_arcs(theta, {"Coh": R["coh"].codes, "L1": R["l1"].codes})}
-    )
-    # At smoke (a few hundred steps) the shuffled-angle control still beats L1 on 2 of 3 seeds: too short a run to
-    # tell angle-informed from angle-free Coh, so smoke only exercises the code and the verdict waits for small.
-    verdict, reason = ("holds" if ok else "fails"), ""
-    if scale is Scale.SMOKE:
-        verdict = "not-measured"
-        reason = "smoke training is too short to separate Coh with the angle from Coh with shuffled angles"
+    if arm is Arm.CLAIM:
+        ours = R["coh"]
+    else:
+        aa = twin(cfg, seed, "tokens", "l1")
+        ideal = ball_codes(data.X, cfg.token_features, np.random.default_rng([seed, 71]))
+        ours = aa if arm is Arm.NEGATIVE else _plant(aa, ideal, scores, TOKEN_BARS, seed)
+    s = {
+        name: {k: _mean(fn(v.codes)) for k, v in (("ours", ours), ("l1", R["l1"]), ("none", R["none"]))}
+        for name, fn in scores.items()
+    }
+    measured = {
+        "contiguity(Coh) - contiguity(L1)": s["contiguity"]["ours"] - s["contiguity"]["l1"],
+        "consistency(Coh) - consistency(L1)": s["consistency"]["ours"] - s["consistency"]["l1"],
+        "contiguity(Coh)": s["contiguity"]["ours"],
+        "consistency(Coh)": s["consistency"]["ours"],
+        "density(Coh)": ours.density,
+        "MSE(Coh)": ours.mse,
+    }
+    ok = all(measured[f"{k}(Coh) - {k}(L1)"] > bar for k, bar in TOKEN_BARS.items())
     return ClaimResult(
-        verdict,
-        reason=reason,
+        "holds" if ok else "fails",
         measured=measured,
         baselines={
-            "contiguity(L1)": c_l1,
-            "components(L1)": k_l1,
-            "MSE(Coh)": R["coh"].mse,
-            "MSE(L1)": R["l1"].mse,
+            "contiguity(L1)": s["contiguity"]["l1"],
+            "consistency(L1)": s["consistency"]["l1"],
+            "contiguity(recon only)": s["contiguity"]["none"],
+            "consistency(recon only)": s["consistency"]["none"],
             "density(L1)": R["l1"].density,
-            "contiguity(recon only)": c_none,
-            "components(recon only)": k_none,
+            "MSE(L1)": R["l1"].mse,
+            "MSE(recon only)": R["none"].mse,
         },
-        paper={"rotated MNIST": "Coh validated in an auto-encoder (qualitative)"},
-        figures=figures,
+        paper={"BERT token embedding": "Coh validated on language data (qualitative)"},
     )
 
 
@@ -326,9 +525,10 @@ PLANTED_MSE_RATIO = 1.2
 
 @claim(
     "coherence/reconstruction-kept-v3",
-    statement="On circle data, recon + Coh reconstructs about as well as recon + L1 at matched activation "
-    "density: the paired ratio MSE(Coh) / MSE(L1) stays below 1.5. The negative control's 100x weight and the "
-    "embedding's curvature 3 were fixed from v2's seeds; judged on fresh seeds (seed + 1000)",
+    statement="Engineering check (not a claim of the paper; kept, not counted): on circle data, recon + Coh "
+    "reconstructs about as well as recon + L1 at matched activation density: the paired ratio MSE(Coh) / MSE(L1) "
+    "stays below 1.5. The negative control's 100x weight and the embedding's curvature 3 were fixed from v2's seeds; "
+    "judged on fresh seeds (seed + 1000)",
     paper="abstract: Coh 'yields not just interpretable features but an interpretable feature space' "
     "(reconstruction is not quantified in the abstract)",
     control="Coh at 100x its weight (lambda_Coh = 10, coherence dominating reconstruction) in place of the "
@@ -381,8 +581,9 @@ def reconstruction_kept(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimR
 
 @claim(
     "coherence/cheaper-than-ph-losses-v1",
-    statement="One forward + backward of Coh on a batch of n = 1,024 codes (m = 16) is at least 10x cheaper "
-    "than a Vietoris-Rips persistent-homology loss (torch-topological SignatureLoss, H0) on the same batch",
+    statement="Engineering check (not a claim of the paper; kept, not counted): one forward + backward of Coh "
+    "on a batch of n = 1,024 codes (m = 16) is at least 10x cheaper than a Vietoris-Rips persistent-homology "
+    "loss (torch-topological SignatureLoss, H0) on the same batch",
     paper="abstract: Coh is 'a differentiable objective function based on Fréchet variance' (no timing printed)",
     control="A/A: the persistence loss in Coh's place, timed in its own second run (the ratio scatters around 1)",
     positive="a known-good arm in Coh's place: the L1 penalty (one sum; known to be >> 10x cheaper than a PH loss)",
@@ -424,6 +625,41 @@ def coh_penalty(scale: Scale, seed: int) -> dict[str, float]:
 
 
 @mechanism(
+    "coh-penalty-mnist",
+    component="Coh's Fréchet-variance terms on rotated MNIST (both Coh arms: the angle and the pixel kNN graph)",
+    measures="1 - mean column Fréchet variance of each Coh arm's codes / that of the recon-only codes, on the "
+    "geometry that arm trains with; the smaller of the two (0: the penalty changes nothing)",
+    above=0.1,
+)
+def coh_penalty_mnist(scale: Scale, seed: int) -> dict[str, float]:
+    R = mnist_runs(get_config(scale), seed + FRESH)  # the models the MNIST claims read
+    out = {}
+    for which in ("angle", "pixel"):
+        v = {
+            a: coherence_report(R[a].codes, R[which]).summary()["mean_column_variance"]
+            for a in (f"coh-{which}", "none")
+        }
+        out[f"V_col reduction ({which})"] = 1.0 - v[f"coh-{which}"] / v["none"]
+    return {"coh-penalty-mnist": min(out.values()), **out}
+
+
+@mechanism(
+    "coh-penalty-tokens",
+    component="Coh's Fréchet-variance terms on the MiniLM token dictionary",
+    measures="1 - mean column Fréchet variance of the Coh dictionary's codes / that of the recon-only dictionary's, "
+    "on the kNN-geodesic geometry Coh trains with (0: the penalty changes nothing)",
+    above=0.1,
+)
+def coh_penalty_tokens(scale: Scale, seed: int) -> dict[str, float]:
+    try:
+        R = token_runs(get_config(scale), seed + FRESH)
+    except ValueError:  # transformers or the MiniLM wheel missing: nothing to probe
+        return {"coh-penalty-tokens": float("nan")}
+    v = {a: coherence_report(R[a].codes, R["geometry"]).summary()["mean_column_variance"] for a in ("coh", "none")}
+    return {"coh-penalty-tokens": 1.0 - v["coh"] / v["none"], "V_col(Coh)": v["coh"], "V_col(recon only)": v["none"]}
+
+
+@mechanism(
     "coverage",
     component="the coverage hinges of Coh: every feature needed by some sample, every sample described",
     measures="share of the Coh model's features that fire on some sample (circle data; the coverage condition "
@@ -439,22 +675,52 @@ def coverage(scale: Scale, seed: int) -> dict[str, float]:
 # --- the claims' measures, validated both ways --------------------------------------------------------------------
 
 
-def _contiguity_check(seed: int) -> dict[str, float]:
-    """Mean chance-corrected contiguity of 16 features on 512 angles: coherent arcs (truth), features with two
-    or three bumps and sparse random firing (alternatives), dense random firing (the null: no tuning at all;
-    contract v2's raw measure gave it ~0.9-1)."""
+def _circle_cases(seed: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Known cases on 512 angles, 16 features each: coherent arcs (truth), two and three bumps per feature
+    (scattered: several separated arcs), 10 % random firing (scattered, no geometry), a feature that fires
+    everywhere (non-selective) and dense random firing (the null)."""
     rng = np.random.default_rng([seed, 41])
     theta = rng.uniform(0, 2 * np.pi, 512)
     phase = rng.uniform(0, 2 * np.pi, 16)
-    codes = {
+    return theta, {
         "truth": coherent_arc_codes(theta, 16, rng),
         "two bumps": np.maximum(np.cos(2 * theta[:, None] + phase), 0),
         "three bumps": np.maximum(np.cos(3 * theta[:, None] + phase), 0),
-        "sparse random": (rng.random((512, 16)) < 0.05) * rng.random((512, 16)),
+        "random 10%": (rng.random((512, 16)) < 0.1) * rng.random((512, 16)),
         "fires everywhere": 1.0 + 0.05 * rng.random((512, 16)),
         "null": rng.random((512, 16)),
     }
-    return {k: _arc_stats(A, theta, 48)[0] for k, A in codes.items()}
+
+
+def _coherence_check(seed: int) -> dict[str, float]:
+    """The paper's coherence (chance-corrected) of the known cases on S^1."""
+    theta, codes = _circle_cases(seed)
+    geo = Geometry.circular(theta)
+    return {k: mean_live(feature_coherence(A, geo), "coherence") for k, A in codes.items()}
+
+
+def _support_check(seed: int) -> dict[str, float]:
+    """Support connectivity (chance-corrected, no binning) of the known cases on the circle's 10-NN graph."""
+    theta, codes = _circle_cases(seed)
+    adj = knn_adjacency(np.c_[np.cos(theta), np.sin(theta)], 10)
+    return {k: mean_live(support_contiguity(A, adj), "contiguity") for k, A in codes.items()}
+
+
+def _consistency_check(seed: int) -> dict[str, float]:
+    """Top-token consistency on 2,000 tokens of a Zipf vocabulary: features that each fire on one word (truth),
+    features whose top tokens are half one word and half random (alternative), random codes (the null)."""
+    rng = np.random.default_rng([seed, 43])
+    ids = np.minimum(rng.zipf(1.3, 2000), 400)
+    words = np.unique(ids)[:32]
+    word_codes = (ids[:, None] == words[None, :]) * rng.uniform(0.5, 1.0, (2000, 32))
+    half = word_codes.copy()
+    half[rng.random((2000, 32)) < 0.5] = 0.0
+    half += (rng.random((2000, 32)) < 0.05) * rng.uniform(0.5, 1.0, (2000, 32))
+    return {
+        "truth": mean_live(token_consistency(word_codes, ids), "consistency"),
+        "half one word": mean_live(token_consistency(half, ids), "consistency"),
+        "null": mean_live(token_consistency(rng.random((2000, 32)), ids), "consistency"),
+    }
 
 
 def _bottleneck_check(seed: int) -> dict[str, float]:
@@ -475,14 +741,21 @@ def _bottleneck_check(seed: int) -> dict[str, float]:
 
 
 MEASURES = [
-    MeasureCheck("contiguity (chance-corrected)", _contiguity_check, null_band=(-0.1, 0.1), margin=0.3),
+    MeasureCheck("coherence 1 - V_col/V_total (chance-corrected)", _coherence_check, null_band=(-0.1, 0.1), margin=0.5),
+    MeasureCheck(
+        "support connectivity on the sample graph (chance-corrected)", _support_check, null_band=(-0.1, 0.1), margin=0.3
+    ),
+    MeasureCheck("top-token consistency (chance-corrected)", _consistency_check, null_band=(-0.1, 0.1), margin=0.2),
     MeasureCheck("H1 bottleneck to the true circle", _bottleneck_check, null_band=(0.7, 0.9), higher_is_better=False),
 ]
-MECHANISMS = [coh_penalty, coverage]
+MECHANISMS = [coh_penalty, coh_penalty_mnist, coh_penalty_tokens, coverage]
 CLAIMS = [
-    circle_tiled_by_arcs,
+    circle_coherent_arcs,
     topology_shared,
-    rotation_tuned_features,
+    rotated_mnist_angle,
+    rotated_mnist_pixel_graph,
+    token_features,
+    interleaving_bound,
     reconstruction_kept,
     cheaper_than_ph_losses,
 ]

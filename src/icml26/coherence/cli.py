@@ -18,7 +18,9 @@ from icml26._util.cli import (
 )
 from icml26._util.io import atomic_output, check_output_path, save_npz
 
-DATASETS = ("circle", "torus", "rotated-digits", "minilm-tokens")
+DATASETS = ("circle", "torus", "rotated-digits", "rotated-mnist", "sst2-tokens", "minilm-tokens")
+#: Data sets whose samples are images through 36 rotation angles (-n counts images x 36).
+ROTATED = ("rotated-digits", "rotated-mnist")
 # A penalty weight beyond 1e3 swamps the reconstruction term: every code collapses to zero.
 LAMBDA = bounded_float(0.0, 1e3, what="a heavier penalty collapses every code to zero")
 
@@ -49,9 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-n",
         type=bounded_int(8, 20_000, what="memory guard"),
         default=1000,
-        help="samples (rotated-digits: images x 36 angles)",
+        help="samples (rotated-digits / rotated-mnist: images x 36 angles; rotated-mnist has 500 images)",
     )
     f.add_argument("--features", type=bounded_int(1, 4096, what="memory guard"), default=16, help="code width m")
+    f.add_argument(
+        "--hidden",
+        type=bounded_int(0, 4096, what="memory guard"),
+        default=64,
+        help="hidden width of encoder and decoder; 0 = a sparse-autoencoder dictionary (one linear layer each way)",
+    )
     f.add_argument(
         "--steps", type=bounded_int(1, 1_000_000, what="time guard"), default=1000, help="Adam steps (batch 256)"
     )
@@ -59,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--geometry",
         choices=("auto", "geodesic", "circular"),
         default="auto",
-        help="Coh's sample geometry: kNN-geodesic on the inputs, or the known angle (circular); auto = "
-        "circular for rotated-digits, geodesic otherwise",
+        help="Coh's sample geometry: kNN-geodesic on the inputs (joined by the minimum spanning tree when the "
+        "graph falls apart), or the known angle (circular: side information); auto = circular for the rotated "
+        "data sets, geodesic otherwise",
     )
     f.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (data and model)")
     f.add_argument("--device", default="auto", help="auto | cpu | cuda[:N]")
@@ -71,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
         "score",
         help="coherence of a saved code matrix on a sample geometry",
         description="Reads a non-negative code matrix (.npy) and the samples' positions or distances (.npy), and "
-        "prints the coherence scores (Fréchet variances of columns and rows, coverage; optionally the coherence "
+        "prints the coherence scores (Fréchet variances of columns and rows, coverage, the mean per-feature "
+        "coherence chance-corrected against shuffled samples; optionally the coherence "
         "check and the topology check), also as JSON (--json). Example: icml26 coherence score codes.npy "
         "--positions theta.npy --geometry circular --json scores.json",
         formatter_class=fmt,
@@ -174,25 +184,35 @@ def _fit(args) -> int:
     from icml26.coherence.data import make_dataset
     from icml26.coherence.experiment import fit_one
     from icml26.coherence.geometry import Geometry, coherence_report
+    from icml26.coherence.measures import (
+        feature_coherence,
+        knn_adjacency,
+        mean_live,
+        support_contiguity,
+        token_consistency,
+    )
     from icml26.coherence.topology import arc_contiguity
 
     if args.out is not None:
         check_output_path(args.out, suffixes=(".npz",))
     if args.json is not None:
         check_output_path(args.json, suffixes=(".json",))
-    if args.data == "rotated-digits" and args.n < 36:
-        raise ValueError("rotated-digits needs -n >= 36 (one image through 36 angles)")
+    if args.data in ROTATED and args.n < 36:
+        raise ValueError(f"{args.data} needs -n >= 36 (one image through 36 angles)")
     device = resolve_device(args.device)
     data = make_dataset(args.data, args.n, seed=args.seed)
     kind = args.geometry
     if kind == "auto":
-        kind = "circular" if args.data == "rotated-digits" else "geodesic"
+        kind = "circular" if args.data in ROTATED else "geodesic"
     if kind == "circular" and data.theta is None:
         raise ValueError(f"--geometry circular needs a known angle; {args.data} has none")
-    geometry = Geometry.circular(data.theta) if kind == "circular" else Geometry.geodesic(data.X, 10, 3)
+    if kind == "circular":
+        geometry = Geometry.circular(data.theta)
+    else:
+        geometry = Geometry.geodesic(data.X, 10, 3, connect=True)
     cfg = PRESETS["small"]
     lam = args.lam if args.lam is not None else {"coh": cfg.lam_coh, "l1": 0.01, "none": 0.0}[args.penalty]
-    cfg = type(cfg)(**{**cfg.__dict__, "n_features": args.features})
+    cfg = type(cfg)(**{**cfg.__dict__, "n_features": args.features, "hidden": args.hidden})
     res = fit_one(data, geometry, args.penalty, cfg, args.seed, lam=lam, steps=args.steps, device=device, progress=None)
     rep = coherence_report(res.codes, geometry)
     summary = {
@@ -204,20 +224,20 @@ def _fit(args) -> int:
         "geometry": kind,
         **{f"coherence_{k}": v for k, v in rep.summary().items()},
     }
-    if data.theta is not None:
-        ac = arc_contiguity(res.codes, data.theta[:, 0], bins=36 if args.data == "rotated-digits" else 48)
+    if data.theta is not None:  # the known angle: the paper's coherence on it, chance-corrected, and arcs
+        theta = Geometry.circular(data.theta)
+        summary["feature coherence (angle)"] = mean_live(feature_coherence(res.codes, theta), "coherence")
+        ac = arc_contiguity(res.codes, data.theta[:, 0], bins=36 if args.data in ROTATED else 48)
         live = ac["live"]
         summary["contiguity"] = float(np.mean(ac["contiguity"][live])) if live.any() else float("nan")
         summary["components"] = float(np.mean(ac["components"][live])) if live.any() else float("nan")
         summary["tiling"] = float(ac["tiling"])
-    else:  # no known latent: support components on the kNN graph of the inputs
-        from icml26.coherence.geometry import knn_adjacency
-        from icml26.coherence.topology import graph_contiguity
-
-        gc = graph_contiguity(res.codes, knn_adjacency(data.X, 10))
-        live = gc["live"]
-        summary["contiguity (kNN graph)"] = float(np.mean(gc["contiguity"][live])) if live.any() else float("nan")
-        summary["components (kNN graph)"] = float(np.mean(gc["components"][live])) if live.any() else float("nan")
+    else:  # no known latent: support connectivity on the kNN graph of the inputs, chance-corrected
+        sc = support_contiguity(res.codes, knn_adjacency(data.X, 10))
+        summary["contiguity (kNN graph)"] = mean_live(sc, "contiguity")
+        summary["components (kNN graph)"] = float(np.mean(sc["components"][sc["live"]])) if sc["live"].any() else 0.0
+    if data.groups is not None and args.data == "sst2-tokens":
+        summary["top-token consistency"] = mean_live(token_consistency(res.codes, data.groups), "consistency")
     summary = {k: (float(v) if isinstance(v, (np.floating, np.integer)) else v) for k, v in summary.items()}
     if args.out is not None:
         arrays = {"codes": res.codes}
@@ -233,6 +253,7 @@ def _fit(args) -> int:
 def _score(args) -> int:
     from icml26.coherence.data import load_array
     from icml26.coherence.geometry import Geometry, check_codes, coherence_report, is_coherent
+    from icml26.coherence.measures import feature_coherence, mean_live
 
     if args.json is not None:
         check_output_path(args.json, suffixes=(".json",))
@@ -254,6 +275,8 @@ def _score(args) -> int:
             geometry = Geometry.euclidean(P)
     rep = coherence_report(A, geometry)
     out: dict = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in rep.summary().items()}
+    # per feature 1 - V_col / V_total against its shuffled null: ~0 for a feature firing everywhere or at random
+    out["feature_coherence"] = mean_live(feature_coherence(A, geometry), "coherence")
     if rep.dead_features.any():
         out["dead_feature_indices"] = np.flatnonzero(rep.dead_features).tolist()
     if args.r_col is not None:

@@ -28,6 +28,11 @@ class CoherenceConfig:
         Coherent matrices built by construction per seed for the interleaving bound.
     timing_n, timing_m, timing_repeats : int
         Batch size, code width and repeats of the per-batch cost comparison (Coh vs a VR-persistence loss).
+    n_mnist_images, mnist_steps, mnist_l1_grid :
+        Rotated real MNIST: base digits (each rotated through ``n_angles`` angles), training steps, L1 weights
+        swept to match the Coh arms' densities (one sweep serves both Coh arms).
+    n_tokens, token_features, token_steps, lam_coh_tokens, token_l1_grid :
+        MiniLM token embeddings of SST-2: tokens, dictionary size, steps, Coh weight, L1 weights swept.
     """
 
     n_circle: int
@@ -46,6 +51,14 @@ class CoherenceConfig:
     timing_n: int = 1024
     timing_m: int = 16
     timing_repeats: int = 3
+    n_mnist_images: int = 40
+    mnist_steps: int = 800
+    mnist_l1_grid: tuple[float, ...] = (0.003, 0.01, 0.02, 0.035, 0.06)
+    n_tokens: int = 2000
+    token_features: int = 32
+    token_steps: int = 800
+    lam_coh_tokens: float = 3.0
+    token_l1_grid: tuple[float, ...] = (0.001, 0.003, 0.005, 0.01, 0.03)
 
 
 PRESETS: dict[str, CoherenceConfig] = {
@@ -64,6 +77,12 @@ PRESETS: dict[str, CoherenceConfig] = {
         topo_points=200,
         n_constructed=3,
         timing_repeats=2,
+        n_mnist_images=6,
+        mnist_steps=200,
+        mnist_l1_grid=(0.003, 0.02),
+        n_tokens=400,
+        token_steps=200,
+        token_l1_grid=(0.003, 0.03),
     ),
     "small": CoherenceConfig(
         n_circle=1500,
@@ -94,6 +113,11 @@ PRESETS: dict[str, CoherenceConfig] = {
         digit_steps=5000,
         topo_points=1000,
         n_constructed=50,
+        n_mnist_images=200,
+        mnist_steps=3000,
+        n_tokens=10_000,
+        token_features=64,
+        token_steps=3000,
     ),
 }
 

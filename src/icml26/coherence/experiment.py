@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from icml26.coherence.config import CoherenceConfig
-from icml26.coherence.data import Dataset, circle_data, rotated_digits
+from icml26.coherence.data import Dataset, circle_data, rotated_mnist, sst2_tokens
 from icml26.coherence.geometry import Geometry
 from icml26.coherence.model import fit_autoencoder, fit_l1_matched
 from icml26.coherence.objective import coh_loss
@@ -17,9 +17,11 @@ from icml26.coherence.objective import coh_loss
 __all__ = [
     "coherent_arc_codes",
     "compare_penalties",
-    "digit_coh_shuffled",
     "l1_twin",
+    "mnist_runs",
     "per_batch_cost",
+    "token_runs",
+    "twin",
     "vr_h0_loss",
 ]
 
@@ -63,62 +65,122 @@ def circle_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
     return _CACHE[key]
 
 
-def digit_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
-    """Rotated digits; Coh's geometry is the rotation angle on S^1 (circular mean)."""
-    key = ("digits", cfg, seed)
-    if key not in _CACHE:
-        data = rotated_digits(cfg.n_digit_images, cfg.n_angles, seed=seed)
-        geometry = Geometry.circular(data.theta)
-        runs = compare_penalties(data, geometry, cfg, seed, steps=cfg.digit_steps, l1_grid=cfg.digit_l1_grid)
-        _CACHE[key] = {"data": data, "geometry": geometry, **runs}
-    return _CACHE[key]
-
-
 #: Offset of the A/A twin's seed: its own initialisation and batch order, never the L1 arm's.
 TWIN_SEED = 7919
 
 
-def l1_twin(cfg: CoherenceConfig, seed: int, data: str = "circle"):
+def l1_twin(cfg: CoherenceConfig, seed: int):
     """A second recon + L1 model at the L1 weight the density match chose, from its own initialisation and
     batch order (seed + ``TWIN_SEED``): the A/A stand-in for Coh in the negative controls, so a paired
     difference with the L1 arm scatters around 0 instead of being an exact tie."""
-    key = (data + "-l1-twin", cfg, seed)
+    key = ("circle-l1-twin", cfg, seed)
     if key not in _CACHE:
-        runs = circle_runs(cfg, seed) if data == "circle" else digit_runs(cfg, seed)
+        runs = circle_runs(cfg, seed)
         _CACHE[key] = fit_autoencoder(
             runs["data"].X,
             penalty="l1",
             lam=runs["l1"].lam,
             n_features=cfg.n_features,
             hidden=cfg.hidden,
-            steps=cfg.steps if data == "circle" else cfg.digit_steps,
+            steps=cfg.steps,
             batch_size=cfg.batch_size,
             seed=seed + TWIN_SEED,
         )
     return _CACHE[key]
 
 
-def digit_coh_shuffled(cfg: CoherenceConfig, seed: int):
-    """The negative control of the rotated-digit claim: recon + Coh trained exactly as in :func:`digit_runs`
-    but on a geometry whose angles are randomly permuted across samples, so Coh keeps its objective, weight
-    and coverage terms but loses the information about the rotation angle it is otherwise handed."""
-    key = ("digits-shuffled", cfg, seed)
+def _fit_kw(cfg: CoherenceConfig, seed: int, steps: int, n_features: int | None = None, hidden: int | None = None):
+    return dict(
+        n_features=n_features or cfg.n_features,
+        hidden=cfg.hidden if hidden is None else hidden,
+        steps=steps,
+        batch_size=cfg.batch_size,
+        seed=seed,
+    )
+
+
+def _closest(sweep: list, density: float):
+    """The L1 run of ``sweep`` whose activation density is closest to ``density`` (ties: lower MSE)."""
+    return min(sweep, key=lambda r: (abs(r.density - density), r.mse))
+
+
+def mnist_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
+    """Rotated real MNIST (``cfg.n_mnist_images`` digits x ``cfg.n_angles`` angles) and five autoencoders from
+    one initialisation: recon + Coh on the rotation angle (S^1, side information no other arm gets), recon +
+    Coh on the pixel-space kNN graph (geodesic; no side information), recon + L1 at the density of each Coh
+    arm (one sweep over ``cfg.mnist_l1_grid``) and recon only. Cached per (config, seed)."""
+    key = ("mnist", cfg, seed)
     if key not in _CACHE:
-        data = digit_runs(cfg, seed)["data"]
-        perm = np.random.default_rng(20_000 + seed).permutation(len(data.theta))
-        geometry = Geometry.circular(data.theta[perm])
-        _CACHE[key] = fit_autoencoder(
-            data.X,
-            penalty="coh",
-            lam=cfg.lam_coh,
-            geometry=geometry,
-            n_features=cfg.n_features,
-            hidden=cfg.hidden,
-            steps=cfg.digit_steps,
-            batch_size=cfg.batch_size,
-            seed=seed,
-        )
+        data = rotated_mnist(cfg.n_mnist_images, cfg.n_angles, seed=seed)
+        angle = Geometry.circular(data.theta)
+        pixel = Geometry.geodesic(data.X, n_neighbors=10, dim=3, connect=True)
+        kw = _fit_kw(cfg, seed, cfg.mnist_steps)
+        coh_angle = fit_autoencoder(data.X, penalty="coh", lam=cfg.lam_coh, geometry=angle, **kw)
+        coh_pixel = fit_autoencoder(data.X, penalty="coh", lam=cfg.lam_coh, geometry=pixel, **kw)
+        sweep = [fit_autoencoder(data.X, penalty="l1", lam=lam, **kw) for lam in cfg.mnist_l1_grid]
+        _CACHE[key] = {
+            "data": data,
+            "angle": angle,
+            "pixel": pixel,
+            "coh-angle": coh_angle,
+            "coh-pixel": coh_pixel,
+            "l1-angle": _closest(sweep, coh_angle.density),
+            "l1-pixel": _closest(sweep, coh_pixel.density),
+            "none": fit_autoencoder(data.X, penalty="none", **kw),
+            "l1_sweep": [(r.lam, r.density, r.mse) for r in sweep],
+        }
     return _CACHE[key]
+
+
+def token_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
+    """MiniLM-L6 contextual token embeddings of SST-2 word pieces and three SAE dictionaries (hidden = 0) from
+    one initialisation: recon + Coh on the embeddings' kNN-geodesic geometry (Isomap, 8 dims), recon + L1 at
+    Coh's density (swept over ``cfg.token_l1_grid``), recon only. Cached per (config, seed)."""
+    key = ("tokens", cfg, seed)
+    if key not in _CACHE:
+        data = sst2_tokens(cfg.n_tokens, seed=seed)
+        geometry = Geometry.geodesic(data.X, n_neighbors=10, dim=8, connect=True)
+        kw = _fit_kw(cfg, seed, cfg.token_steps, n_features=cfg.token_features, hidden=0)
+        coh = fit_autoencoder(data.X, penalty="coh", lam=cfg.lam_coh_tokens, geometry=geometry, **kw)
+        sweep = [fit_autoencoder(data.X, penalty="l1", lam=lam, **kw) for lam in cfg.token_l1_grid]
+        _CACHE[key] = {
+            "data": data,
+            "geometry": geometry,
+            "coh": coh,
+            "l1": _closest(sweep, coh.density),
+            "none": fit_autoencoder(data.X, penalty="none", **kw),
+            "l1_sweep": [(r.lam, r.density, r.mse) for r in sweep],
+        }
+    return _CACHE[key]
+
+
+def twin(cfg: CoherenceConfig, seed: int, experiment: str, arm: str):
+    """The A/A stand-in of a negative control: a second recon + L1 model at the weight the density match chose
+    for ``arm`` of ``experiment`` (``"mnist"``: ``"l1-angle"`` / ``"l1-pixel"``; ``"tokens"``: ``"l1"``), from
+    its own initialisation and batch order (seed + ``TWIN_SEED``)."""
+    key = (experiment, arm, "twin", cfg, seed)
+    if key not in _CACHE:
+        if experiment == "mnist":
+            runs, kw = mnist_runs(cfg, seed), _fit_kw(cfg, seed + TWIN_SEED, cfg.mnist_steps)
+        else:
+            runs = token_runs(cfg, seed)
+            kw = _fit_kw(cfg, seed + TWIN_SEED, cfg.token_steps, n_features=cfg.token_features, hidden=0)
+        _CACHE[key] = fit_autoencoder(runs["data"].X, penalty="l1", lam=runs[arm].lam, **kw)
+    return _CACHE[key]
+
+
+def ball_codes(x: np.ndarray, m: int, rng: np.random.Generator, size: int = 20) -> np.ndarray:
+    """A coherent code on a point cloud by construction: m features, each a bump over the ``size`` nearest
+    samples of a random centre sample (activation falling linearly with the distance's rank)."""
+    centres = rng.choice(len(x), size=m, replace=False)
+    from scipy.spatial.distance import cdist
+
+    d = cdist(x[centres], x)  # (m, n)
+    codes = np.zeros((len(x), m))
+    for j in range(m):
+        near = np.argsort(d[j], kind="stable")[:size]
+        codes[near, j] = 1.0 - np.arange(size) / size
+    return codes
 
 
 def coherent_arc_codes(theta: np.ndarray, m: int, rng: np.random.Generator, overlap: float = 1.5) -> np.ndarray:

@@ -132,8 +132,10 @@ class Geometry:
         return cls("precomputed", _classical_mds(D, dim))
 
     @classmethod
-    def geodesic(cls, x, n_neighbors: int = 10, dim: int = 3) -> Geometry:
-        """Shortest-path distances on the symmetric kNN graph of ``x`` (Isomap), embedded in ``dim`` dims."""
+    def geodesic(cls, x, n_neighbors: int = 10, dim: int = 3, connect: bool = False) -> Geometry:
+        """Shortest-path distances on the symmetric kNN graph of ``x`` (Isomap), embedded in ``dim`` dims.
+        A disconnected graph is an error unless ``connect``: then the edges of the Euclidean minimum spanning
+        tree are added (the fewest, shortest edges that join the components)."""
         x = np.asarray(x, dtype=np.float64)
         n = x.shape[0]
         if x.ndim != 2 or not np.all(np.isfinite(x)):
@@ -145,6 +147,13 @@ class Geometry:
         G = kneighbors_graph(x, n_neighbors, mode="distance")
         G = G.maximum(G.T)
         n_comp, _ = connected_components(G, directed=False)
+        if n_comp > 1 and connect:
+            from scipy.sparse.csgraph import minimum_spanning_tree
+            from scipy.spatial.distance import cdist
+
+            mst = minimum_spanning_tree(cdist(x, x))  # (n, n) sparse, n - 1 edges
+            G = G.maximum(mst.maximum(mst.T))
+            n_comp = 1
         if n_comp > 1:
             raise ValueError(f"the {n_neighbors}-NN graph has {n_comp} components; raise n_neighbors")
         D = shortest_path(G, directed=False)

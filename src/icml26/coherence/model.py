@@ -2,7 +2,9 @@
 
 Architecture: D -> hidden -> m (ReLU code A) -> hidden -> D. The decoder's first layer has unit-norm columns
 (as in sparse autoencoders), so L1 cannot shrink the code by growing the decoder and Coh / L1 codes are on
-the same scale. Penalties (per batch of B samples):
+the same scale. With ``hidden = 0`` it is a sparse-autoencoder dictionary: A = relu(W_enc x + b), x_hat =
+W_dec A + b_dec with unit-norm dictionary atoms (the columns of W_dec), as used on transformer activations.
+Penalties (per batch of B samples):
 
 - ``coh``:  MSE + lam * Coh(A, x_batch)              (objective.py; x = the once-computed sample positions)
 - ``l1``:   MSE + lam * mean_i sum_j A_ij
@@ -39,6 +41,10 @@ class _UnitColumnLinear(nn.Linear):
 class AutoEncoder(nn.Module):
     def __init__(self, d_in: int, n_features: int = 16, hidden: int = 64):
         super().__init__()
+        if hidden == 0:  # SAE dictionary: one linear encoder, unit-norm atoms
+            self.encoder = nn.Sequential(nn.Linear(d_in, n_features), nn.ReLU())
+            self.decoder = _UnitColumnLinear(n_features, d_in)
+            return
         self.encoder = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, n_features), nn.ReLU())
         self.decoder = nn.Sequential(_UnitColumnLinear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, d_in))
 
@@ -108,8 +114,8 @@ def fit_autoencoder(
         raise ValueError(f"X must be a finite (n, D) array with n >= 2; got shape {X.shape}")
     if not (np.isfinite(lam) and lam >= 0):
         raise ValueError(f"penalty weight must be finite and >= 0; got {lam}")
-    if not (steps >= 1 and batch_size >= 2 and n_features >= 1 and hidden >= 1):
-        raise ValueError("steps, batch_size, n_features and hidden must be positive (batch_size >= 2)")
+    if not (steps >= 1 and batch_size >= 2 and n_features >= 1 and hidden >= 0):
+        raise ValueError("steps, batch_size and n_features must be positive (batch_size >= 2), hidden >= 0 (0: SAE)")
     if penalty == "coh" and (geometry is None or geometry.n != len(X)):
         raise ValueError("penalty 'coh' needs a geometry over the same samples as X")
     device = torch.device(device)

@@ -1,0 +1,110 @@
+"""The fixed measures (issue 47), validated on known cases both ways: coherent arcs score ~1, features with
+several separated bumps in between, and scattered or non-selective features (10 % random firing, a feature that
+fires everywhere, dense random firing) at their shuffled null, 0."""
+
+import numpy as np
+import pytest
+
+from icml26.coherence.claims import _circle_cases
+from icml26.coherence.geometry import Geometry
+from icml26.coherence.measures import (
+    feature_coherence,
+    knn_adjacency,
+    mean_live,
+    support_contiguity,
+    token_consistency,
+)
+
+
+@pytest.fixture(scope="module", params=[3, 11])
+def cases(request):
+    theta, codes = _circle_cases(request.param)
+    geo = Geometry.circular(theta)
+    adj = knn_adjacency(np.c_[np.cos(theta), np.sin(theta)], 10)
+    coherence = {k: mean_live(feature_coherence(A, geo), "coherence") for k, A in codes.items()}
+    contiguity = {k: mean_live(support_contiguity(A, adj), "contiguity") for k, A in codes.items()}
+    return coherence, contiguity
+
+
+def test_a_feature_active_everywhere_is_not_coherent(cases):
+    for scores in cases:
+        assert abs(scores["fires everywhere"]) < 0.05
+        assert abs(scores["null"]) < 0.1
+
+
+def test_scattered_firing_scores_at_the_null(cases):
+    for scores in cases:
+        assert abs(scores["random 10%"]) < 0.1
+
+
+def test_arcs_beat_scattered_beat_non_selective_on_the_sample_graph(cases):
+    _, contiguity = cases
+    assert contiguity["truth"] > 0.95
+    assert contiguity["truth"] > contiguity["two bumps"] + 0.3
+    assert contiguity["two bumps"] > contiguity["three bumps"] > max(contiguity["random 10%"], 0.0) - 1e-9
+    assert contiguity["three bumps"] > contiguity["fires everywhere"]
+
+
+def test_the_papers_coherence_ranks_arcs_first_and_scattered_bumps_at_or_below_the_null(cases):
+    coherence, _ = cases
+    assert coherence["truth"] > 0.9
+    for k in ("two bumps", "three bumps", "random 10%", "fires everywhere"):
+        assert coherence[k] < 0.1, k  # two opposite bumps have no coherent barycentre: at or below chance
+
+
+def test_one_arc_versus_its_own_shuffle_feature_by_feature():
+    rng = np.random.default_rng(2)
+    theta = rng.uniform(0, 2 * np.pi, 400)
+    arc = np.maximum(np.cos(theta - 1.0), 0.0)[:, None] ** 4  # one bump
+    geo = Geometry.circular(theta)
+    shuffled = arc[rng.permutation(400)]
+    assert feature_coherence(arc, geo)["coherence"][0] > 0.8
+    assert abs(feature_coherence(shuffled, geo)["coherence"][0]) < 0.15
+
+
+def test_single_sample_feature_is_not_credited():
+    """A feature firing on one sample has zero variance (raw 1), but so does its shuffle: score 0."""
+    theta = np.linspace(0, 2 * np.pi, 100, endpoint=False)
+    A = np.zeros((100, 1))
+    A[5, 0] = 1.0
+    out = feature_coherence(A, Geometry.circular(theta))
+    assert out["raw"][0] == pytest.approx(1.0) and out["coherence"][0] == 0.0
+
+
+def test_dead_features_are_skipped_and_scores_are_deterministic():
+    rng = np.random.default_rng(0)
+    theta = rng.uniform(0, 2 * np.pi, 200)
+    A = np.c_[np.maximum(np.cos(theta), 0), np.zeros(200)]
+    geo = Geometry.circular(theta)
+    a, b = feature_coherence(A, geo), feature_coherence(A, geo)
+    assert np.array_equal(a["coherence"], b["coherence"], equal_nan=True)
+    assert a["live"].tolist() == [True, False] and np.isnan(a["coherence"][1])
+    assert mean_live(feature_coherence(np.zeros((200, 2)), geo), "coherence") == 0.0
+
+
+def test_token_consistency_known_cases():
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, 50, 1000)
+    one_word = (ids[:, None] == np.arange(8)[None]) * rng.uniform(0.5, 1, (1000, 8))
+    assert np.allclose(token_consistency(one_word, ids)["consistency"], 1.0)
+    assert abs(mean_live(token_consistency(rng.random((1000, 8)), ids), "consistency")) < 0.1
+    few = np.zeros((1000, 1))
+    few[3, 0] = 1.0  # a single active token: not scored
+    assert not token_consistency(few, ids)["live"][0]
+
+
+def test_measures_refuse_bad_input():
+    theta = np.linspace(0, 6, 50)
+    geo = Geometry.circular(theta)
+    with pytest.raises(ValueError, match="samples"):
+        feature_coherence(np.ones((40, 2)), geo)
+    with pytest.raises(ValueError, match="n_shuffles"):
+        feature_coherence(np.ones((50, 2)), geo, n_shuffles=0)
+    with pytest.raises(ValueError, match="adjacency"):
+        support_contiguity(np.ones((50, 2)), np.eye(40))
+    with pytest.raises(ValueError, match="rel"):
+        support_contiguity(np.ones((50, 2)), np.eye(50), rel=1.5)
+    with pytest.raises(ValueError, match="token ids"):
+        token_consistency(np.ones((50, 2)), np.arange(10))
+    with pytest.raises(ValueError, match="k must"):
+        token_consistency(np.ones((50, 2)), np.arange(50), k=1)
