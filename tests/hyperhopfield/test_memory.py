@@ -172,3 +172,16 @@ def test_mmse_minimum_at_true_beta_and_moves_without_bias():
         ]
         g[bias] = argmin_refined(grid, np.array(mse))
     assert abs(g[True]) < 0.1 and g[False] < -0.2
+
+
+def test_capacity_bisection_resolves_between_grid_values():
+    """Doubling finds the bracket [P, 2P); bisection on log2 P narrows it to the stated resolution."""
+    space = make_space("euclidean", 2, 30.0)  # capacity ~50: the bracket [32, 64) holds integers to try
+    kw = dict(betas=(64.0,), p_max=256, n_queries=200, n_draws=4)
+    coarse = estimate_capacity(space, 0.5, rng=np.random.default_rng(0), resolution=1.0, **kw)
+    fine = estimate_capacity(space, 0.5, rng=np.random.default_rng(0), resolution=0.125, **kw)
+    assert coarse.capacity & (coarse.capacity - 1) == 0  # a power of two: the doubling grid only
+    assert coarse.capacity <= fine.capacity < 2 * coarse.capacity  # the same bracket, refined inside it
+    assert len(fine.success[64.0]) > len(coarse.success[64.0])  # the bisection tried points inside the bracket
+    with pytest.raises(ValueError, match="resolution"):
+        estimate_capacity(space, 0.5, rng=np.random.default_rng(0), resolution=0.0, **kw)
