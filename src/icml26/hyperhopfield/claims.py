@@ -14,8 +14,9 @@ control ``Arm.POSITIVE`` with the claimed effect planted), names the credited me
   line hyperbolic).
 - ``real-geometry-hyperbolic-v2``: the same test on the real units of both recordings, with a bootstrap and a
   null from the data's best zero-curvature model (supersedes ``v1``, same fault).
-- ``real-widths-exponential-v1``: the real place-field widths, exponential vs constant / log-normal
-  (cross-validated likelihood ratio, bootstrap over fields).
+- ``real-widths-exponential-v2``: the real place-field widths, exponential vs constant / log-normal
+  (cross-validated likelihood ratio, bootstrap over fields; supersedes ``v1``, whose positive control skipped
+  the field detector's width floor).
 - ``hyperbolic-capacity-v4``: Karcher-flow hyperbolic memory vs a Euclidean MHN on the ball of *equal volume*
   at equal dimension, the comparison rule fixed before the run, capacities resolved to 1/8 in log2 by bisection
   (supersedes ``v3``, read on a doubling grid that could not resolve the bar of 0.5; the equal-max-norm ratio of
