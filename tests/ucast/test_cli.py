@@ -11,8 +11,9 @@ def test_simulate_train_forecast_evaluate(tmp_path, capsys):
     fc, scores = tmp_path / "fc.nc", tmp_path / "scores.json"
     assert main(["simulate", "--out", str(data), "--preset", "smoke", "--trajectories", "2", "--frames", "8"]) == 0
     base = ["train", "--data", str(data), "--preset", "smoke", "--steps", "2", "--device", "cpu"]
-    assert main([*base, "--stage", "det", "--checkpoint", str(det)]) == 0
-    assert main([*base, "--stage", "prob", "--init", str(det), "--checkpoint", str(prob)]) == 0
+    assert main([*base, "--stage", "det", "--out", str(det)]) == 0
+    with pytest.warns(FutureWarning, match="--checkpoint is deprecated.*use --out"):  # the old spelling still works
+        assert main([*base, "--stage", "prob", "--init", str(det), "--checkpoint", str(prob)]) == 0
     assert (
         main(
             [
@@ -42,7 +43,7 @@ def test_simulate_train_forecast_evaluate(tmp_path, capsys):
     assert main(["evaluate", str(fc), "--truth", str(data), "--json", str(scores)]) == 0
     assert scores.is_file()
     with pytest.raises(ValueError, match="--init"):
-        main([*base, "--stage", "prob", "--checkpoint", str(prob)])
+        main([*base, "--stage", "prob", "--out", str(prob)])
     late = tmp_path / "late.nc"  # forecast from the last frame: the truth has no valid time for it
     main(
         [
@@ -71,7 +72,7 @@ def test_cli_file_errors(tmp_path):
     with pytest.raises(OSError):
         main(["evaluate", str(tmp_path / "none.nc"), "--truth", "t.nc"])
     with pytest.raises(SystemExit):
-        main(["train", "--stage", "sideways", "--data", "x", "--checkpoint", "y"])
+        main(["train", "--stage", "sideways", "--data", "x", "--out", "y"])
 
 
 def test_evaluate_reads_the_truth_like_the_init_a_wb2_file(tmp_path):
@@ -90,7 +91,7 @@ def test_evaluate_reads_the_truth_like_the_init_a_wb2_file(tmp_path):
     data, det, fc = tmp_path / "wb2.nc", tmp_path / "det.pt", tmp_path / "fc.nc"
     ds.to_netcdf(data)
     train = ["train", "--stage", "det", "--data", str(data), "--variables", "z_500", "--preset", "smoke"]
-    assert main([*train, "--steps", "1", "--device", "cpu", "--checkpoint", str(det)]) == 0
+    assert main([*train, "--steps", "1", "--device", "cpu", "--out", str(det)]) == 0
     forecast = ["forecast", "--checkpoint", str(det), "--init", str(data), "--time", "1", "--members", "2"]
     assert main([*forecast, "--steps", "2", "--out", str(fc), "--device", "cpu"]) == 0
     assert main(["evaluate", str(fc), "--truth", str(data)]) == 0

@@ -124,10 +124,10 @@ def test_outputs_equal_to_an_input_are_refused(tmp_path, capsys):
     )
     before = _sha(data)
     train = ["train", "--stage", "det", "--data", str(data), "--preset", "smoke", "--steps", "1", "--device", "cpu"]
-    code, _, err = _run(capsys, *train, "--checkpoint", str(data))
+    code, _, err = _run(capsys, *train, "--out", str(data))
     assert code == 2 and "overwrit" in err and len(err.strip().splitlines()) == 1 and _sha(data) == before
     ckpt = tmp_path / "det.pt"
-    assert _run(capsys, *train, "--checkpoint", str(ckpt))[0] == 0
+    assert _run(capsys, *train, "--out", str(ckpt))[0] == 0
     fc = [
         "forecast",
         "--checkpoint",

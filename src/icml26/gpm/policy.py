@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
+from icml26._util.progress import progress
 from icml26.gpm.evaluate import Split, split_pool
 from icml26.gpm.irt import ItemBank, check_responses
 from icml26.gpm.selectors import Selector, TestState, _masked_argmax
@@ -362,8 +362,8 @@ class GPMSelector(Selector):
             slow = [p for n, p in policy.named_parameters() if n not in ("beta", "theta0")]
             opt = torch.optim.Adam([{"params": slow}, {"params": fast, "lr": 10 * self.lr}], lr=self.lr)
             history, val_history, best, best_state, stale, updates = [], [], np.inf, None, 0, 0
-            epochs = tqdm(range(self.epochs), desc=f"{self.name} training", unit="epoch", disable=None, leave=False)
-            for epoch in epochs:  # a progress bar on a terminal only (disable=None)
+            epochs = progress(range(self.epochs), desc=f"{self.name} training", unit="epoch")
+            for epoch in epochs:  # a progress bar on a terminal only, none under --quiet
                 policy.train()
                 order = train[torch.randperm(train.numel(), generator=torch_gen)]
                 losses = []

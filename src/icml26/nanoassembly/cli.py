@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, positive_int, seed_int
-from icml26._util.io import atomic_output, check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, positive_int, seed_int
+from icml26._util.io import atomic_output, check_json_output, check_output_path, write_json
 from icml26.nanoassembly.data import MAX_SIDE
 
 #: training episodes cost about 1.5 ms each on one core: 100,000 is a few minutes
@@ -23,6 +23,7 @@ def _plan(args) -> int:
     from icml26.nanoassembly.data import load_sites_csv, random_molecules, structure
 
     check_output_path(args.out)
+    check_json_output(args.json)
     targets = structure(args.target, np.random.default_rng(args.seed))
     if args.molecules.lower().endswith(".csv"):
         if args.size is None:
@@ -52,13 +53,16 @@ def _plan(args) -> int:
         f"distance {s['total_distance']:.1f} (optimum {s['optimal_distance']:.1f}), {s['n_swaps']} swaps, "
         f"{s['n_parkings']} parkings; SAT {s['sat_s']:.2f} s -> {args.out}"
     )
+    write_json(args.json, {"targets": len(targets), "molecules": len(starts), "surface": list(shape), **s})
     return 0
 
 
 def _verify(args) -> int:
     from icml26.nanoassembly.assembly import Plan, verify_plan
 
+    check_json_output(args.json)
     problems = verify_plan(Plan.load(args.plan))
+    write_json(args.json, {"valid": not problems, "violations": [str(p) for p in problems]})
     for p in problems:
         print(p)
     print(
@@ -79,6 +83,7 @@ def _train(args) -> int:
             f"--algo {args.algo!r} is not available: this build ships tabular Q-learning ('q'); SB3 is not a dependency"
         )
     check_output_path(args.out)
+    check_json_output(args.json)
     cfg = preset(args.physics, max_goal_distance=10.0)
     agent = QLearningAgent(cfg, seed=args.seed)
     agent.train(MoveMoleculeEnv(cfg), args.episodes, seed=args.seed)
@@ -89,6 +94,7 @@ def _train(args) -> int:
         f"saved {args.out}; success {rl['success_rate']:.2f} (scripted push {sp['success_rate']:.2f}), "
         f"actions/move {rl['actions_per_success']:.2f} (scripted {sp['actions_per_success']:.2f})"
     )
+    write_json(args.json, {"episodes": args.episodes, "q_learning": rl, "scripted_push": sp})
     return 0
 
 
@@ -100,6 +106,7 @@ def _assemble(args) -> int:
 
     if args.render:
         check_output_path(args.render, suffixes=(".gif", ".png"))
+    check_json_output(args.json)
     plan = Plan.load(args.plan)
     problems = verify_plan(plan)
     if problems:  # an invalid plan would drag molecules through occupied corridors
@@ -122,6 +129,7 @@ def _assemble(args) -> int:
             else:
                 images[-1].save(tmp, format="PNG")
     print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in info.items()}))
+    write_json(args.json, info)
     return 0
 
 
@@ -161,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tips", type=positive_int, default=None, help="at most this many moves per layer")
     p.add_argument("--seed", type=SEED, default=0, help="random seed (layouts, blob shapes)")
     p.add_argument("--out", required=True, help="plan JSON file to write")
+    add_json_argument(p, "the plan's statistics")
     p.set_defaults(func=_plan)
     p = sub.add_parser(
         "verify",
@@ -170,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         "nanoassembly verify plan.json",
     )
     p.add_argument("plan", help="plan JSON file written by 'plan'")
+    add_json_argument(p, "the violations found")
     p.set_defaults(func=_verify)
     p = sub.add_parser(
         "train-agent",
@@ -189,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--physics", choices=PRESETS, default="tip-changes", help="STM physics preset of the environment")
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", required=True, help="agent .npz file to write")
+    add_json_argument(p, "the agent's and the scripted push's success rates")
     p.set_defaults(func=_train)
     p = sub.add_parser(
         "assemble",
@@ -203,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--physics", choices=PRESETS, default="tip-changes", help="STM physics preset of the environment")
     p.add_argument("--render", default=None, output=True, help="write frames to a .gif (or the last frame to .png)")
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
+    add_json_argument(p, "the assembly's outcome")
     p.set_defaults(func=_assemble)
     return parser
 

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import time
@@ -18,8 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, positive_int, seed_int
-from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy
+from icml26._util.cli import (
+    ArgumentParser,
+    add_json_argument,
+    bounded_int,
+    finite_float,
+    nonnegative_float,
+    positive_int,
+    seed_int,
+)
+from icml26._util.io import check_input_file, check_json_output, check_output_path, save_npy, write_json
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beta", type=nonnegative_float, default=None, help="ANPM momentum (default: Lanczos estimate)")
     p.add_argument("--symmetrize", action="store_true", help="use (A + A^T)/2 for a non-symmetric matrix")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the random start")
-    p.add_argument("--json", type=Path, help="write eigenvalues and counts as JSON")
-    p.add_argument("--basis", type=Path, help="write the (d, k) basis as .npy (to exactly this file)")
+    add_json_argument(p, "eigenvalues and counts")
+    p.add_argument("--basis", type=Path, output=True, help="write the (d, k) basis as .npy (to exactly this file)")
 
     q = sub.add_parser(
         "decentralized",
@@ -124,21 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--max-iter", type=MAX_ITER, default=5000, help="iteration limit")
     q.add_argument("--backend", choices=("sim", "mpi"), default="sim", help="in-process network or MPI ranks")
     q.add_argument("--seed", type=SEED, default=0, help="seed of the problem, the split and the graph")
-    q.add_argument("--json", type=Path, help="write the run summary and history as JSON")
+    add_json_argument(q, "the run summary and history")
     return parser
-
-
-def _write_json(path: Path, payload: dict) -> None:
-    with atomic_output(path) as tmp:
-        tmp.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _pca(args) -> int:
     from icml26.noisypower.method import accelerated_noisy_power_method, as_block_operator, noisy_power_method
 
-    for out in (args.json, args.basis):
-        if out is not None:
-            check_output_path(out)
+    check_json_output(args.json)
+    if args.basis is not None:
+        check_output_path(args.basis)
     A = _read_matrix(args)
     _, d, A = as_block_operator(A, symmetrize=args.symmetrize)  # validates: square, finite, symmetric
     if args.k >= d:
@@ -171,7 +173,7 @@ def _pca(args) -> int:
     for i, v in enumerate(vals, 1):
         print(f"  lambda_{i} = {v:.12g}")
     if args.json:
-        _write_json(
+        write_json(
             args.json,
             {
                 "method": args.method,
@@ -262,8 +264,7 @@ def _decentralized(args) -> int:
             f"--nodes {args.nodes} x --dim {args.dim}^2 = {args.nodes * args.dim**2:,} local matrix entries; "
             f"at most {MAX_LOCAL_ENTRIES:,} (about 2 GB)"
         )
-    if args.json is not None:
-        check_output_path(args.json)
+    check_json_output(args.json)
     rng = np.random.default_rng(args.seed)
     if real is None:
         problem = dense_problem(args.dim, args.k, args.gap, seed=rng)
@@ -299,7 +300,7 @@ def _decentralized(args) -> int:
         f"{res.history['sin_theta'][-1]:.3g}, consensus {res.history['consensus'][-1]:.3g}, {seconds:.2f} s"
     )
     if args.json:
-        _write_json(
+        write_json(
             args.json,
             {
                 "method": args.method,

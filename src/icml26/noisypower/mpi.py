@@ -351,9 +351,9 @@ def _run_with_progress(cmd: list[str], env: dict[str, str], max_iter: int, timeo
     bar = None
     if sys.stderr.isatty():
         try:
-            from tqdm.auto import tqdm
+            from icml26._util.progress import progress
 
-            bar = tqdm(total=max_iter, desc="mpi iterations", unit="it", leave=False)
+            bar = progress(total=max_iter, desc="mpi iterations", unit="it")
         except ImportError:
             pass
     lines: list[str] = []

@@ -12,12 +12,11 @@ the energy-force benchmark, predict H, E and F for a geometry.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, learning_rate
-from icml26._util.io import atomic_output, check_input_file, check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, learning_rate
+from icml26._util.io import atomic_output, check_input_file, check_json_output, check_output_path, write_json
 
 MODELS = ("so2", "tp", "mlp", "mlip")
 
@@ -51,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="random seed")
     b.add_argument("--out", type=Path, required=True, help="data set to write (.npz or .h5)")
     b.add_argument("--xyz-out", type=Path, help="also write the first conformation as an XYZ file here (Angstrom)")
+    add_json_argument(b, "the data set's size and energy range")
 
     t = sub.add_parser(
         "train",
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--layers", type=bounded_int(1, 8), default=2, help="message-passing layers")
     t.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="random seed")
     t.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
-    t.add_argument("--json", type=Path, help="write the loss curve summary as JSON here")
+    add_json_argument(t, "the loss curve summary")
 
     e = sub.add_parser(
         "evaluate",
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--data", type=Path, required=True, help="a data set with the checkpoint's basis and elements")
     e.add_argument("--frames", type=bounded_int(1, 100000, what="PySCF time"), help="evaluate the first N frames")
     e.add_argument("--no-forces", action="store_true", help="skip the PySCF gradients")
-    e.add_argument("--json", type=Path, help="write the metrics as JSON here")
+    add_json_argument(e, "the metrics")
 
     p = sub.add_parser(
         "predict",
@@ -104,26 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--charge", type=_charge, default=0, help="total charge (only 0: closed-shell RKS)")
     p.add_argument("--spin", type=_charge, default=0, help="2S (only 0: closed-shell RKS)")
     p.add_argument("--out", type=Path, help="write H (PySCF AO order), S, E, F, eps as .npz here")
-    p.add_argument("--json", type=Path, help="write E [Ha] and F [Ha/Bohr] as JSON here")
+    add_json_argument(p, "E [Ha] and F [Ha/Bohr]")
     return parser
 
 
-def _write_json(path, payload) -> None:
-    if path is not None:
-        with atomic_output(path) as tmp:
-            tmp.write_text(json.dumps(payload, indent=2) + "\n")
-
-
-def _outputs(*paths) -> None:
+def _outputs(*paths, json=None) -> None:
     for p in paths:
         if p is not None:
             check_output_path(p)
+    check_json_output(json)
 
 
 def _build(args) -> int:
     from icml26.qhflow2.data import build_dataset, check_geometry, get_molecule, read_xyz
 
-    _outputs(args.out, args.xyz_out)
+    _outputs(args.out, args.xyz_out, json=args.json)
     if args.out.suffix.lower() not in (".npz", ".h5", ".hdf5"):
         raise ValueError(f"--out {args.out} must end with .npz or .h5")
     if args.xyz is not None:
@@ -141,6 +136,9 @@ def _build(args) -> int:
         with atomic_output(args.xyz_out) as tmp:
             write_xyz(tmp, Geometry(ds.Z, ds.R[0], geom.name), f"{geom.name} frame 0 (Angstrom)")
     print(f"{len(ds)} frames of {geom.name} ({args.xc}/{args.basis}, nao {ds.H.shape[-1]}); wrote {args.out}")
+    energy = {"energy_min": float(ds.E.min()), "energy_max": float(ds.E.max())}
+    write_json(args.json, {"molecule": geom.name, "frames": len(ds), "basis": args.basis, "xc": args.xc,
+                           "nao": ds.H.shape[-1], **energy})  # fmt: skip
     return 0
 
 
@@ -151,7 +149,7 @@ def _train(args) -> int:
     from icml26.qhflow2.data import load_dataset
     from icml26.qhflow2.train import TrainConfig, save_checkpoint, train_h_model, train_mlip
 
-    _outputs(args.out, args.json)
+    _outputs(args.out, json=args.json)
     torch.set_num_threads(1)
     ds = load_dataset(args.data)
     tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, progress=None)
@@ -164,7 +162,7 @@ def _train(args) -> int:
     last = float(np.mean(losses[-10:])) if losses else float("nan")
     print(f"{args.model} on {len(ds)} frames of {ds.molecule} ({ds.xc}/{ds.basis}): final loss {last:.3g}; "
           f"wrote {args.out}")  # fmt: skip
-    _write_json(args.json, {"model": args.model, "frames": len(ds), "final_loss": last, "losses": losses[::10]})
+    write_json(args.json, {"model": args.model, "frames": len(ds), "final_loss": last, "losses": losses[::10]})
     return 0
 
 
@@ -187,7 +185,7 @@ def _evaluate(args) -> int:
     from icml26.qhflow2.data import load_dataset
     from icml26.qhflow2.train import evaluate_h_model, evaluate_mlip, load_checkpoint
 
-    _outputs(args.json)
+    _outputs(json=args.json)
     torch.set_num_threads(1)
     model, ck = load_checkpoint(args.checkpoint)
     ds = load_dataset(args.data)
@@ -200,7 +198,7 @@ def _evaluate(args) -> int:
         res = evaluate_h_model(model, ds, forces=not args.no_forces)
     for k, v in res.items():
         print(f"{k:22s} {v:12.4f}")
-    _write_json(args.json, {"model": ck["kind"], "frames": len(ds), **res})
+    write_json(args.json, {"model": ck["kind"], "frames": len(ds), **res})
     return 0
 
 
@@ -212,7 +210,7 @@ def _predict(args) -> int:
     from icml26.qhflow2.energy import HamiltonianEvaluator
     from icml26.qhflow2.train import layout_for, load_checkpoint, predict_h
 
-    _outputs(args.out, args.json)
+    _outputs(args.out, json=args.json)
     check_input_file(args.xyz, what="XYZ file")
     torch.set_num_threads(1)
     model, ck = load_checkpoint(args.checkpoint)
@@ -241,7 +239,7 @@ def _predict(args) -> int:
         from icml26._util.io import save_npz
 
         save_npz(args.out, **arrays)
-    _write_json(args.json, {"E_hartree": E, "F_hartree_per_bohr": np.asarray(F).tolist(), "model": ck["kind"]})
+    write_json(args.json, {"E_hartree": E, "F_hartree_per_bohr": np.asarray(F).tolist(), "model": ck["kind"]})
     return 0
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, finite_float, nonnegative_float, seed_int
-from icml26._util.io import atomic_output, check_input_file, check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, finite_float, nonnegative_float, seed_int
+from icml26._util.io import atomic_output, check_input_file, check_output_path, write_json
 from icml26.srfpt.data import PMLB_SETS, PROBLEMS  # data.py imports sympy only where a formula is used
 
 # the operator names (= tuple(primitives.PRIMITIVES)) and the default set (= primitives.DEFAULT_OPS), written out so
@@ -52,15 +51,8 @@ def _ray_address(text: str) -> str:
 
 def _emit_json(payload, path: str | None) -> bool:
     """Write ``payload`` as JSON to ``path`` ('-': standard output). True when stdout took it (no table)."""
-    if path is None:
-        return False
-    text = json.dumps(payload, indent=2)
-    if path == "-":
-        print(text)
-        return True
-    with atomic_output(path) as tmp, open(tmp, "w") as fh:
-        fh.write(text + "\n")
-    return False
+    write_json(path, payload)
+    return path == "-"
 
 
 #: counting is exact big-integer arithmetic: O(k^2) products for sizes, numbers of ~2^D digits for depths
@@ -120,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="CPUs of the local Ray instance (--ray-address local; default all)",
     )
-    s.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
+    add_json_argument(s, "the results")
 
     c = sub.add_parser(
         "count",
@@ -137,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--constants", default="1", help="comma-separated constant leaves (default 1)")
     c.add_argument("--distinct", action="store_true", help="also enumerate distinct functions on random points")
     c.add_argument("--force", action="store_true", help="enumerate even when the estimate is large")
-    c.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
+    add_json_argument(c, "the results")
 
     r = sub.add_parser(
         "reduce-clique",
@@ -150,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--graph", required=True, help="edge list file: one 'u v' per line")
     r.add_argument("-k", type=bounded_int(1, 50, what="clique size"), required=True, help="clique size")
     r.add_argument("--csv", default=None, help="write the SR instance (columns x0.., y) to this CSV file")
-    r.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-': standard output)")
+    add_json_argument(r, "the results")
 
     p = sub.add_parser(
         "sample",

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, nonnegative_int, seed_int
-from icml26._util.io import atomic_output, check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, nonnegative_int, seed_int
+from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.io import atomic_output, check_json_output, check_output_path, write_json
 
 #: Simulated trajectory frames in all (trajectories x frames): each costs ~25 spectral solver steps.
 MAX_SIM_FRAMES = 200_000
@@ -125,16 +125,16 @@ def _train(args) -> int:
     import os
     from dataclasses import replace
 
-    from icml26._util import resolve_device
     from icml26.ucast.config import get_preset
     from icml26.ucast.data import Normalizer, dataset_to_array
     from icml26.ucast.model import UCast
     from icml26.ucast.train import WindowDataset, load_checkpoint, train_stage
 
     args.data = _data_path(args.data)
-    check_output_path(args.checkpoint)
-    _distinct(args.checkpoint, "--checkpoint", data=args.data, init=args.init)
-    device = resolve_device(args.device)
+    check_output_path(args.out)
+    check_json_output(args.json)
+    _distinct(args.out, "--out", data=args.data, init=args.init)
+    device = apply_device_arguments(args)
     ds, variables, static, forcings = _load_training_data(args.data, args.variables)
     preset = get_preset(_data_preset(args.preset, ds))
     cfg = preset.det if args.stage == "det" else preset.prob
@@ -179,17 +179,17 @@ def _train(args) -> int:
         cfg,
         seed=args.seed,
         device=device,
-        checkpoint=args.checkpoint,
+        checkpoint=args.out,
         resume=args.resume,
         progress=True,
     )
     if int(os.environ.get("RANK", "0")) == 0:
-        print(f"stage {args.stage}: {cfg.steps} steps, last loss {history[-1]['loss']:.4f}; wrote {args.checkpoint}")
+        print(f"stage {args.stage}: {cfg.steps} steps, last loss {history[-1]['loss']:.4f}; wrote {args.out}")
+        write_json(args.json, {"stage": args.stage, "steps": cfg.steps, "history": history})
     return 0
 
 
 def _forecast(args) -> int:
-    from icml26._util import resolve_device
     from icml26.ucast.data import load_wb2
     from icml26.ucast.forecast import forecast
     from icml26.ucast.train import load_checkpoint
@@ -197,7 +197,7 @@ def _forecast(args) -> int:
     args.init = _data_path(args.init)
     check_output_path(args.out)
     _distinct(args.out, "--out", init=args.init, checkpoint=args.checkpoint)
-    model = load_checkpoint(args.checkpoint, resolve_device(args.device))
+    model = load_checkpoint(args.checkpoint, apply_device_arguments(args))
     values = args.members * args.steps * len(model.variables) * model.grid[0] * model.grid[1]
     if values > MAX_FORECAST_VALUES:
         raise ValueError(
@@ -230,9 +230,7 @@ def _evaluate(args) -> int:
     from icml26.ucast.evaluate import evaluate_forecast
 
     args.truth = _data_path(args.truth)
-    if args.json:
-        check_output_path(args.json)
-        _distinct(args.json, "--json", forecast=args.forecast, truth=args.truth)
+    check_json_output(args.json)
     for what, path in (("forecast", args.forecast), ("truth", args.truth)):
         if not Path(path).exists():
             raise FileNotFoundError(f"no {what} file {path}")
@@ -263,9 +261,9 @@ def _evaluate(args) -> int:
     if args.json:
         payload = {"variable": scores.variable.values.tolist(), "prediction_timedelta": leads}
         payload.update({k: v.values.tolist() for k, v in scores.data_vars.items()})
-        with atomic_output(args.json) as tmp:
-            Path(tmp).write_text(json.dumps(payload, indent=1))
-        print(f"wrote {args.json}")
+        write_json(args.json, payload)
+        if args.json != "-":
+            print(f"wrote {args.json}")
     else:
         print(f"{'variable':>12} {'lead':>20} " + " ".join(f"{k:>13}" for k in scores.data_vars))
         for v in scores.variable.values:
@@ -276,17 +274,14 @@ def _evaluate(args) -> int:
 
 
 def _experiment(args) -> int:
-    from icml26._util import resolve_device
     from icml26.ucast.experiment import run_on_data
 
     args.data = _data_path(args.data)
-    if args.json:
-        check_output_path(args.json)
-        _distinct(args.json, "--json", data=args.data)
+    check_json_output(args.json)
     from icml26.ucast.data import load_wb2
     from icml26.ucast.experiment import run_time_split
 
-    device = resolve_device(args.device)
+    device = apply_device_arguments(args)
     ds = load_wb2(args.data, args.variables)
     if args.train_until is None:
         for flag in ("every", "lead_steps", "det_steps", "prob_steps"):
@@ -310,9 +305,7 @@ def _experiment(args) -> int:
         )
         res["leads"] = res["leads_hours"]
         units = f"the variables' units ({', '.join(u or '?' for u in res['units'])})"
-    if args.json:
-        with atomic_output(args.json) as tmp:
-            Path(tmp).write_text(json.dumps(res, indent=1))
+    write_json(args.json, res)
     print(f"{args.data}: {', '.join(res['variables'])}; split {res['split']}; {res['n_test_inits']} initial conditions")
     print(f"area-weighted scores in {units}, mean over variables (climatology: training-set mean)")
     print(f"{'model':>19} {'lead':>5} {'crps':>9} {'rmse':>9} {'ssr':>7}")
@@ -320,7 +313,7 @@ def _experiment(args) -> int:
         for j, lead in enumerate(res["leads"]):
             ssr = f"{sc['ssr'][j]:7.3f}" if "ssr" in sc else f"{'-':>7}"
             print(f"{name:>19} {lead:>5} {sc['crps'][j]:9.4f} {sc['rmse'][j]:9.4f} {ssr}")
-    if args.json:
+    if args.json not in (None, "-"):
         print(f"wrote {args.json}")
     return 0
 
@@ -386,8 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
         "train",
         help="train stage 1 (det, MAE) or stage 2 (prob, fair CRPS); torchrun for DDP",
         description="Reads gridded data (--data; stage 'prob' also the stage-1 checkpoint, --init), trains U-Cast "
-        "and writes its checkpoint (--checkpoint), printing the last loss. Example: icml26 ucast train --stage det "
-        "--data flow.nc --preset smoke --checkpoint det.pt",
+        "and writes its checkpoint (--out), printing the last loss. Example: icml26 ucast train --stage det "
+        "--data flow.nc --preset smoke --out det.pt",
     )
     p.add_argument("--stage", choices=["det", "prob"], required=True, help="training stage")
     p.add_argument(
@@ -395,12 +388,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--variables", nargs="*", default=None, help="variables to model (default: all with time)")
     p.add_argument("--preset", default=None, choices=PRESETS, help=_DATA_PRESET_HELP)
-    p.add_argument("--checkpoint", required=True, output=True, help="where to write the checkpoint")
+    p.add_argument("--out", "--checkpoint", required=True, deprecated=("--checkpoint",), help="checkpoint to write")
     p.add_argument("--init", default=None, help="checkpoint to warm-start from (stage 1 for stage 2)")
     p.add_argument("--resume", default=None, help="checkpoint of this stage to continue from")
     p.add_argument("--steps", type=_STEPS, default=None, help="training steps (default: the preset's)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
-    p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:1, ...")
+    add_json_argument(p, "the loss history")
+    add_device_arguments(p)
     p.set_defaults(func=_train)
 
     p = sub.add_parser(
@@ -427,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=bounded_int(1, 100_000, what="forecast steps"), default=30, help="lead times")
     p.add_argument("--out", required=True, help="NetCDF forecast to write")
     p.add_argument("--seed", type=seed_int, default=0, help="seed of the dropout masks (same seed, same ensemble)")
-    p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
+    add_device_arguments(p)
     p.set_defaults(func=_forecast)
 
     p = sub.add_parser(
@@ -445,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="trajectory of --truth to score against (default: the one the forecast was started from)",
     )
-    p.add_argument("--json", default=None, help="write the scores to this JSON file")
+    add_json_argument(p, "the scores")
     p.set_defaults(func=_evaluate)
 
     p = sub.add_parser(
@@ -477,8 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--det-steps", type=_STEPS, default=None, help="stage-1 training steps (default: the preset's)")
     p.add_argument("--prob-steps", type=_STEPS, default=None, help="stage-2 training steps (default: the preset's)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
-    p.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
-    p.add_argument("--json", default=None, help="write the scores to this JSON file")
+    add_device_arguments(p)
+    add_json_argument(p, "the scores")
     p.set_defaults(func=_experiment)
 
     return parser

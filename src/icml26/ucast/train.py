@@ -191,9 +191,9 @@ def lr_factor(step: int, cfg: TrainConfig) -> float:
 def _progress(iterable, total: int, desc: str, enabled: bool):
     if not enabled:
         return iterable
-    from tqdm.auto import tqdm  # the progress library of every icml26 system (the weather extra declares it)
+    from icml26._util.progress import progress
 
-    return tqdm(iterable, total=total, desc=desc, leave=False)
+    return progress(iterable, total=total, desc=desc)
 
 
 def train_stage(

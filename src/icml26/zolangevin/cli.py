@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26._util.cli import ArgumentParser, bounded_int, positive_float, seed_int
-from icml26._util.io import check_output_path, save_npy, save_npz
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, positive_float, seed_int
+from icml26._util.io import check_json_output, check_output_path, save_npy, save_npz, write_json
 
 from .data import TEST_PHOTOS
 from .diagnostics import imq_ksd, mode_balance, relative_fisher, variance_bias
@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", type=Path, help="save the final states as .npy (to exactly this file)")
+    add_json_argument(p, "the report (also printed)")
 
     p = sub.add_parser(
         "train-prior",
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", default="mlp", choices=("mlp", "unet"), help="score network")
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", type=Path, required=True, help="output .pt file")
+    add_json_argument(p, "the final loss (also printed)")
 
     p = sub.add_parser(
         "invert",
@@ -147,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", type=Path, help="save samples, mean and std as .npz (to exactly this file)")
+    add_json_argument(p, "the report (also printed)")
     return parser
 
 
@@ -162,6 +165,7 @@ def main(argv) -> int:
 def _run(args) -> int:
     if getattr(args, "out", None) is not None:
         check_output_path(args.out)
+    check_json_output(args.json)
     rng = np.random.default_rng(args.seed)
     if args.verb == "sample":
         return _sample(args, rng)
@@ -174,7 +178,9 @@ def _run(args) -> int:
             images, n_steps=args.steps, width=args.width, arch=args.arch, seed=args.seed, data=args.data
         )
         prior.save(args.out)
-        print(json.dumps({"out": str(args.out), "final_loss": prior.final_loss_, "size": args.size}))
+        report = {"out": str(args.out), "final_loss": prior.final_loss_, "size": args.size}
+        print(json.dumps(report))
+        write_json(args.json, report)
         return 0
     return _invert(args, rng)
 
@@ -221,6 +227,7 @@ def _sample(args, rng) -> int:
     if args.out:
         save_npy(args.out, x)
     print(json.dumps(report, indent=1))
+    write_json(args.json, report)
     return 0
 
 
@@ -270,4 +277,5 @@ def _invert(args, rng) -> int:
             truth=truth,
         )
     print(json.dumps(report, indent=1))
+    write_json(args.json, report)
     return 0

@@ -22,9 +22,9 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
-from tqdm.auto import tqdm
 
 from icml26._util.io import atomic_output, check_input_file
+from icml26._util.progress import progress
 
 __all__ = ["ScoreMLP", "ScoreNet", "ScorePrior", "train_score_prior"]
 
@@ -216,8 +216,8 @@ def train_score_prior(
         data_t = torch.from_numpy(images - mean)[:, None]  # centred images (N, 1, S, S)
         log_lo, log_hi = math.log(sigma_min), math.log(sigma_max)
         start, loss_ema = time.perf_counter(), None
-        steps = tqdm(range(n_steps), desc="training score prior", unit="step", disable=None, leave=False)
-        for step in steps:  # a progress bar on a terminal only (disable=None)
+        steps = progress(range(n_steps), desc="training score prior", unit="step")
+        for step in steps:  # a progress bar on a terminal only, none under --quiet
             idx = torch.randint(len(data_t), (batch_size,), generator=gen)
             x = data_t[idx]
             sigma = torch.exp(log_lo + (log_hi - log_lo) * torch.rand(batch_size, generator=gen))
