@@ -128,3 +128,36 @@ def test_language_verb_end_to_end_and_its_refusals(tmp_path, capsys):
         assert main([*argv, *bad]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("kind", ["llama", "gpt2"])
+def test_a_users_own_model_folder_is_aligned_through_the_cli(kind, tmp_path, capsys):
+    """issue 45's done-when: a config-built Llama and a GPT-2, saved as transformers folders with a tokenizer,
+    are aligned to a few listeners' ROIs by `icml26 brainconverge language --model FOLDER`."""
+    transformers = pytest.importorskip("transformers")
+    import json
+
+    import torch
+
+    from icml26.brainconverge.language import book_chapters, word_tokenizer
+    from icml26.cli import main
+
+    tok = word_tokenizer(book_chapters()[0])
+    torch.manual_seed(0)
+    if kind == "llama":
+        sizes = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2}
+        cfg = transformers.LlamaConfig(vocab_size=len(tok), num_key_value_heads=2, max_position_embeddings=64, **sizes)
+        net = transformers.LlamaForCausalLM(cfg)
+    else:
+        net = transformers.GPT2LMHeadModel(transformers.GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=2,
+                                                                   n_head=2, n_positions=64))  # fmt: skip
+    folder = tmp_path / kind
+    net.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    argv = ["brainconverge", "language", "--model", str(folder), "--subjects", "2", "--context", "32"]
+    assert main([*argv, "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    summary = json.loads(out)  # --json -: the JSON alone on stdout, the verb's report on stderr
+    (row,) = summary["models"]
+    assert row["model"] == str(folder) and len(row["per_layer"]) == 3 and -1 < row["alignment"] < 1
+    assert "noise ceiling" in err
