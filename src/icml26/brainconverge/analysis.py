@@ -122,9 +122,13 @@ def select_lag(effect: np.ndarray, maxlag: int) -> int:
     return best
 
 
-def granger(cause, effect, *, maxlag: int = 2, difference: bool = True) -> dict:
+def granger(cause, effect, *, maxlag: int = 2, difference: bool = True, robust: bool = False) -> dict:
     """F-test p-value that ``cause`` Granger-causes ``effect``, at the lag (1..``maxlag``) chosen by AIC of the
     effect's own autoregression (:func:`select_lag`). Raises ValueError on constant or too short series.
+
+    ``robust=True`` replaces statsmodels' homoscedastic F-test by a Wald F-test of the cause's lags with HC3
+    (heteroscedasticity-consistent) standard errors: training curves move fast early and slowly late, so their
+    increments' variance is anything but constant.
     """
     from statsmodels.tsa.stattools import grangercausalitytests
 
@@ -146,8 +150,19 @@ def granger(cause, effect, *, maxlag: int = 2, difference: bool = True) -> dict:
         raise ValueError(
             f"series of {len(x)} (differenced) points are too short for lag {maxlag}; need >= {3 * maxlag + 5}"
         )
-    data = np.column_stack([y, x])  # statsmodels: does column 2 Granger-cause column 1?
     lag = select_lag(y, maxlag)
+    if robust:
+        import statsmodels.api as sm
+
+        # effect_t ~ 1 + effect_{t-1..t-lag} + cause_{t-1..t-lag}; H0: every cause coefficient is 0
+        X = np.column_stack([np.ones(len(y) - lag), _lagmat(y, lag, lag), _lagmat(x, lag, lag)])  # (T-lag, 1+2 lag)
+        fit = sm.OLS(y[lag:], X).fit(cov_type="HC3")
+        R = np.zeros((lag, X.shape[1]))
+        R[np.arange(lag), 1 + lag + np.arange(lag)] = 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return {"p": float(np.squeeze(fit.f_test(R).pvalue)), "lag": int(lag)}
+    data = np.column_stack([y, x])  # statsmodels: does column 2 Granger-cause column 1?
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # statsmodels' FutureWarning about `verbose`; numerical notes
         res = grangercausalitytests(data, maxlag=[lag])

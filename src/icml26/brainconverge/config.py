@@ -42,6 +42,11 @@ class Config:
     lm_checkpoints: tuple[int, ...] = (0, 25, 50, 100, 200, 400)
     """the real-language zoo: word-level GPT-2s trained on chapters II-XI, kept at these steps"""
     lm_context: int = 64
+    lm_traj_every: int = 20
+    """real-granger: every model of the zoo kept every this many steps (0..lm_steps): its training trajectory"""
+    lm_granger_maxlag: int = 2
+    lm_planted_coupling: float = 0.6
+    """real-granger's positive control: the lagged alignment increment added to performance's, in s.d. units"""
     alice_subjects: int = 28
     """listeners of the Alice fMRI data used (the first ones by id)"""
 
@@ -63,6 +68,8 @@ PRESETS = {
         lm_steps=60,
         lm_checkpoints=(0, 20, 60),
         lm_context=32,
+        lm_traj_every=5,
+        lm_granger_maxlag=1,
         alice_subjects=8,
     ),
     "small": Config(),
