@@ -89,6 +89,9 @@ BAD = [
     (["train", "--edf", "{tmp}"], "holds no"),
     (["train", "--edf", "{tmp}/missing"], "not a directory"),
     (["train", "--edf", str(EDF)], "shorter than the 60"),
+    (["train", "--edf", str(EDF), "--seconds", "0.001"], "less than one 4 s window"),
+    (["train", "--edf", str(EDF), "--seconds", "3"], "less than one 4 s window"),
+    (["train", "--edf", str(EDF), "--seconds", "9"], "shorter than the 9"),
     (["train", "--edf", str(EDF), "--data", str(DATA / "tiny.npz")], "not allowed with"),
 ]
 

@@ -63,7 +63,8 @@ def build_parser() -> ArgumentParser:
         "--seconds",
         type=bounded_float(0, 3600, what="per recording"),
         default=60.0,
-        help="with --edf: seconds kept per recording (the end of rest, the start of the task); 0 keeps all",
+        help="with --edf: seconds kept per recording (the end of rest, the start of the task), at least one 4 s "
+        "window; 0 keeps all",
     )
     t.add_argument(
         "--label", choices=("task", "count-quality"), default="task", help="with --edf: rest vs task, or counters"
@@ -160,6 +161,8 @@ def _train(a) -> int:
         if not Path(a.edf).is_dir():
             raise ValueError(f"--edf {a.edf} is not a directory of EDF recordings")
         seconds = a.seconds or None
+        if seconds is not None and seconds < 4.0:  # before any EDF is read
+            raise ValueError(f"--seconds {a.seconds:g} keeps less than one 4 s window per recording; use >= 4 or 0")
         d, subjects = load_eegmat(a.edf, label=a.label, rest_seconds=seconds, task_seconds=seconds)
         print(
             f"read {d.n} windows of {len(subjects)} subjects from {a.edf}: "

@@ -50,6 +50,7 @@ PRESETS = {
 ARMS = (
     "moce",
     "moce-fixed-k",
+    "moce-fixed-k-gate",
     "moce-no-dbn",
     "moce-flat",
     "eeg-only",
@@ -58,3 +59,18 @@ ARMS = (
     "braindecode-eegnet",
     "braindecode-shallow",
 )
+
+#: (lr, epochs) of each trained arm at the judged scales, won on validation subjects from the same grid (lr 1e-3 /
+#: 3e-3 / 1e-2 x 8 / 16 epochs; 3 of each fold's 9 training subjects held out; benchmarks/eegmoce_tuning.py, seed 0,
+#: benchmarks/results/eegmoce_tuning.json); the MoCE ablations use MoCE's pair
+TUNED: dict[str, tuple[float, int]] = {
+    "moce": (1e-3, 16),
+    "eeg-only": (3e-3, 16),
+    "late-fusion": (1e-2, 16),
+    "euclid-xattn": (3e-3, 16),
+    "braindecode-eegnet": (1e-2, 16),
+    "braindecode-shallow": (1e-2, 16),
+}
+#: the peer with the best validation balanced accuracy in the same run (MoCE excluded; 0.917, ahead of late fusion's
+#: 0.894): the logistic regression on the HRV stream's window means and sds, the accuracy claim's comparator
+BEST_PEER = "hrv-logreg"

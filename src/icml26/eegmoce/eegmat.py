@@ -136,6 +136,11 @@ def read_eegmat_edf(
     d = Path(directory)
     if not d.is_dir():
         raise ValueError(f"{d} is not a directory of EDF files")
+    for what, seconds in (("rest_seconds", rest_seconds), ("task_seconds", task_seconds)):
+        if seconds is not None and not (np.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"{what} must be a positive number of seconds or None (all); got {seconds}")
+    if not (np.isfinite(fs) and 4.0 <= fs <= 5000.0):
+        raise ValueError(f"fs must be a sampling rate in [4, 5000] Hz; got {fs}")
     files = sorted(f for f in d.iterdir() if _NAME.match(f.name))
     if not files:
         raise ValueError(f"{d} holds no <subject>_1.edf / <subject>_2.edf files (EEGMAT naming)")
@@ -282,20 +287,31 @@ def _raw(rec: Recording):
 
 
 def to_multimodal(
-    recordings: list[Recording], *, window_seconds: float = 4.0, label: str = "task", normalise: bool = True
+    recordings: list[Recording],
+    *,
+    window_seconds: float = 4.0,
+    label: str = "task",
+    normalise: bool | str = True,
 ) -> tuple[MultimodalData, list[str]]:
     """Non-overlapping windows of every recording -> EEG (N, 19, W), ECG (N, 1, W) and HRV (N, 2, 16) with the
     subject id of each window; returns the data and the subject names (``subject`` indexes them).
 
     ``normalise``: z-score every channel (and HRV feature) per subject over all of that subject's windows, both
     conditions, no labels: a label-free per-subject normalisation, as available for a new subject as its
-    unlabeled trials are to the domain BN."""
+    unlabeled trials are to the domain BN. ``"global"``: z-score every channel over the windows of all subjects
+    pooled (one mean and sd per channel), so each subject keeps its own offsets and scales, which only a
+    per-subject normalisation inside the model (the domain BN) can remove. ``False``: volts as recorded."""
     import mne
+
+    if normalise not in (True, False, "subject", "global"):
+        raise ValueError(f"normalise must be True/'subject', 'global' or False; got {normalise!r}")
 
     if label not in LABELS:
         raise ValueError(f"label must be one of {LABELS}; got {label!r}")
     if not recordings:
         raise ValueError("no recordings")
+    if not (np.isfinite(window_seconds) and window_seconds > 0):
+        raise ValueError(f"window_seconds must be a positive number of seconds; got {window_seconds}")
     fs = {r.fs for r in recordings}
     if len(fs) != 1:
         raise ValueError(f"recordings at different sampling rates {sorted(fs)}: resample them first")
@@ -306,10 +322,14 @@ def to_multimodal(
     parts = []
     for rec in recordings:
         raw = _raw(rec)
+        length = rec.eeg.shape[1] / fs
+        if length < window_seconds:  # mne would answer "No events produced"
+            raise ValueError(
+                f"the recording of {rec.subject} kept {length:g} s, shorter than one {window_seconds:g} s window: keep "
+                f"at least {window_seconds:g} s per recording (--seconds 0 keeps all)"
+            )
         epochs = mne.make_fixed_length_epochs(raw, window_seconds, preload=True, verbose="error")
         n = len(epochs)
-        if n == 0:
-            raise ValueError(f"recording of {rec.subject} is shorter than one {window_seconds} s window")
         y = np.full(n, rec.task if label == "task" else rec.count_quality)
         starts = epochs.events[:, 0] - raw.first_samp
         hrv = hrv_stream(rec.ecg[0], fs, starts, epochs.get_data().shape[-1])
@@ -320,7 +340,11 @@ def to_multimodal(
         np.concatenate([p.subject for p in parts]),
         fs,
     )
-    if normalise:
+    if normalise == "global":
+        for x in d.modalities.values():
+            x -= x.mean(axis=(0, 2), keepdims=True)
+            x /= x.std(axis=(0, 2), keepdims=True) + 1e-12
+    elif normalise:
         for s in np.unique(d.subject):
             m = d.subject == s
             for x in d.modalities.values():
@@ -331,12 +355,25 @@ def to_multimodal(
 
 
 def load_eegmat(
-    source: str | os.PathLike = SUBSET, *, label: str = "task", window_seconds: float = 4.0, **read
+    source: str | os.PathLike = SUBSET,
+    *,
+    label: str = "task",
+    window_seconds: float = 4.0,
+    normalise: bool | str = True,
+    **read,
 ) -> tuple[MultimodalData, list[str]]:
     """EEGMAT windows from the shipped subset (default), another subset ``.npz``, or a directory of EDFs (keyword
-    arguments ``fs``, ``rest_seconds``, ``task_seconds``, ``subjects`` go to :func:`read_eegmat_edf`)."""
+    arguments ``fs``, ``rest_seconds``, ``task_seconds``, ``subjects`` go to :func:`read_eegmat_edf`;
+    ``normalise`` to :func:`to_multimodal`)."""
     p = Path(source)
     if not p.exists():
         raise ValueError(f"{p} does not exist (expected a directory of EEGMAT EDFs or a subset .npz)")
+    for what in ("rest_seconds", "task_seconds"):  # each kept recording must hold at least one window
+        seconds = read.get(what)
+        if seconds is not None and np.isfinite(seconds) and 0 < seconds < window_seconds:
+            raise ValueError(
+                f"{what} = {seconds:g} s keeps less than one {window_seconds:g} s window per recording; keep at least "
+                f"{window_seconds:g} s (or all: None)"
+            )
     recs = read_eegmat_edf(p, **read) if p.is_dir() else read_subset(p)
-    return to_multimodal(recs, window_seconds=window_seconds, label=label)
+    return to_multimodal(recs, window_seconds=window_seconds, label=label, normalise=normalise)

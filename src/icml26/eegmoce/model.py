@@ -43,6 +43,9 @@ class ModelConfig:
     curvature_init: float = 1.0  # |K| at init, > 0
     learn_curvature: bool = True
     domain_bn: bool = True
+    #: a learnable per-modality bias on the layer-1 attention logits (0 at init): the gate that a frozen-curvature
+    #: ablation would otherwise lose with the prior lambda log|K_j| (the control arm ``moce-fixed-k-gate``)
+    modality_gate: bool = False
     prior_init: float = 0.3  # lambda of the curvature prior at init
     dropout: float = 0.25
     eeg_f1: int = 4
@@ -65,7 +68,9 @@ class TrainConfig:
     epochs: int = 20
     lr: float = 3e-3
     weight_decay: float = 1e-4
-    curvature_lr_scale: float = 10.0  # at 1.0 the curvatures move < 0.1 in 12 epochs (README, Deviations)
+    # the curvatures' lr = lr x this: 100 is where the curvature probe reads live on EEGMAT (0.25; 10x reads 0.009,
+    # inert; README "Curvature liveness"); at 1.0 the curvatures move < 0.1 in 12 epochs
+    curvature_lr_scale: float = 100.0
     warmup_epochs: int = 1  # curvature lr at 0.01x during warm-up
     curvature_clip: float = 1.0  # grad-norm clip of the curvature parameters
     domains_per_batch: int = 4
@@ -311,10 +316,19 @@ class CurvatureAwareAttention(nn.Module):
         bias = F.softplus(self.raw_lambda) * c.log() if self.raw_lambda is not None else torch.zeros_like(c)
         return scale, bias
 
-    def forward(self, x: torch.Tensor, c: torch.Tensor, cf: torch.Tensor, vectorised: bool = True) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        c: torch.Tensor,
+        cf: torch.Tensor,
+        vectorised: bool = True,
+        gate: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         B, M, _ = x.shape  # (B, M, d+1)
         q, k, v = self._heads(self.q, x, cf), self._heads(self.k, x, cf), self._heads(self.v, x, cf)
         scale, bias = self._logits_bias(c)
+        if gate is not None:  # (M,) learnable key bias of the gate control
+            bias = bias + gate
         if vectorised:
             kflip = torch.cat([-k[..., :1], k[..., 1:]], dim=-1)
             score = 2.0 / cf + 2.0 * q @ kflip.transpose(-1, -2)  # (B, H, M, M) = -||q_i - k_j||_L^2
@@ -360,6 +374,7 @@ class MoCE(nn.Module):
         self.head = LorentzLinear(cfg.fusion_dim, cfg.fusion_dim)
         self.mlr = LorentzMLR(cfg.fusion_dim, n_classes)
         self.vectorised = True
+        self.gate = nn.Parameter(torch.zeros(len(shapes))) if cfg.modality_gate else None  # (M,)
 
     @property
     def curvatures(self) -> torch.Tensor:
@@ -374,8 +389,8 @@ class MoCE(nn.Module):
             x = self.experts[m](self.encoders[m](inputs[m]), domains, c[i])  # (B, d+1) in H_{c_m}
             tokens.append(L.rescale_curvature(x, c[i], cf))  # to H_{c_f}
         x = torch.stack(tokens, dim=1)  # (B, M, d+1)
-        for layer in self.layers:
-            x = layer(x, c, cf, self.vectorised)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, c, cf, self.vectorised, self.gate if i == 0 else None)
         x = L.centroid(x, cf, dim=1)  # (B, d+1) midpoint over modalities
         return self.mlr(self.head(x, cf), cf)  # (B, n_classes)
 
@@ -483,6 +498,9 @@ class BraindecodeEEG(nn.Module):
         return np.ones(1)
 
 
+FROZEN_CURVATURE_ARMS = ("moce-fixed-k", "moce-fixed-k-gate", "moce-flat")
+
+
 def build_model(arm: str, shapes, fs: float, n_classes: int, cfg: ModelConfig) -> nn.Module:
     """One of :data:`ARMS` (the ablations override ``learn_curvature`` / ``domain_bn`` / ``curvature_init``)."""
     if arm not in ARMS:
@@ -491,7 +509,8 @@ def build_model(arm: str, shapes, fs: float, n_classes: int, cfg: ModelConfig) -
         cfg = ModelConfig(
             **{
                 **asdict(cfg),
-                "learn_curvature": cfg.learn_curvature and arm not in ("moce-fixed-k", "moce-flat"),
+                "learn_curvature": cfg.learn_curvature and arm not in FROZEN_CURVATURE_ARMS,
+                "modality_gate": cfg.modality_gate or arm == "moce-fixed-k-gate",
                 "domain_bn": cfg.domain_bn and arm != "moce-no-dbn",
                 "curvature_init": FLAT_CURVATURE if arm == "moce-flat" else cfg.curvature_init,
             }
@@ -543,10 +562,13 @@ def _batches(subject: np.ndarray, cfg: TrainConfig, rng: np.random.Generator) ->
     ]
 
 
-def train(model: nn.Module, d: MultimodalData, cfg: TrainConfig, seed: int, dtype=torch.float64) -> list[float]:
+def train(
+    model: nn.Module, d: MultimodalData, cfg: TrainConfig, seed: int, dtype=torch.float64, on_epoch=None
+) -> list[float]:
     """Adam on Euclidean parameters; curvatures in their own group (warm-up at 0.01x, grad-norm clip); returns
     the loss per epoch. All parameters are Euclidean (biases live in tangent spaces at the origin), so no
-    Riemannian optimiser is needed."""
+    Riemannian optimiser is needed. ``on_epoch(epoch, model)`` (1-based epoch) is called after each epoch (the
+    validation readings of :func:`tune`); it must leave the model in training mode."""
     curv = [p for n, p in model.named_parameters() if n == "raw_curvature" and p.requires_grad]
     rest = [p for n, p in model.named_parameters() if n != "raw_curvature" and p.requires_grad]
     groups = [{"params": rest, "lr": cfg.lr, "weight_decay": cfg.weight_decay}]
@@ -574,6 +596,9 @@ def train(model: nn.Module, d: MultimodalData, cfg: TrainConfig, seed: int, dtyp
         losses.append(total / d.n)
         if not math.isfinite(losses[-1]):
             raise FloatingPointError(f"training diverged at epoch {epoch} (loss {losses[-1]})")
+        if on_epoch is not None:
+            on_epoch(epoch + 1, model)
+            model.train()
     return losses
 
 
@@ -737,3 +762,135 @@ def tangent_space_cv(
         pred = clf.predict(ts.transform(C[te]))
         out.append(pred if predictions else float(balanced_accuracy_score(d.y[te], pred)))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# trivial rules on the heart-rate stream (the review's ceiling: no EEG, no deep learning)
+
+#: the rules that use only the HRV stream (instantaneous heart rate, |delta RR|), fitted on the training windows
+RULES = ("hr-stump", "hrv-logreg")
+
+
+def _hrv(d: MultimodalData) -> np.ndarray:
+    if "hrv" not in d.modalities:
+        raise ValueError(f"the heart-rate rules need an 'hrv' modality (EEG + ECG recordings); the data have {d.names}")
+    return d.modalities["hrv"]  # (N, 2, frames): heart rate, |delta RR|
+
+
+def hr_above_zero(d: MultimodalData) -> np.ndarray:
+    """The training-free rule of the review: class 1 (task) when the window's mean heart rate is above 0. Only
+    meaningful on per-subject z-scored data, where 0 is the subject's own mean over both conditions.  (N,)"""
+    return (_hrv(d)[:, 0].mean(1) > 0).astype(np.int64)
+
+
+def _fit_stump(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
+    """Threshold t and sign s of the rule ``class = 1 if s (x - t) > 0``, maximising training balanced accuracy
+    (two classes). Candidates: the midpoints of the sorted values."""
+    xs = np.unique(x)
+    cand = np.concatenate([[xs[0] - 1.0], (xs[1:] + xs[:-1]) / 2])  # (K,)
+    above = x[None, :] > cand[:, None]  # (K, N)
+    pos, neg = y == 1, y == 0
+    ba = 0.5 * (above[:, pos].mean(1) + (~above[:, neg]).mean(1))  # (K,) sign +1
+    k_plus, k_minus = int(np.argmax(ba)), int(np.argmax(1 - ba))
+    return (float(cand[k_plus]), 1) if ba[k_plus] >= 1 - ba[k_minus] else (float(cand[k_minus]), -1)
+
+
+def rule_cv(
+    d: MultimodalData,
+    splits,
+    kind: str,
+    *,
+    predictions: bool = False,
+    bootstrap: np.random.Generator | None = None,
+):
+    """A rule on the HRV stream, fitted on each fold's training windows: ``hr-stump`` (a threshold and sign on the
+    window's mean heart rate) or ``hrv-logreg`` (logistic regression on the window mean and sd of heart rate and
+    |delta RR|). Balanced accuracy per fold, or with ``predictions`` the test predictions; ``bootstrap``: fit on
+    a bootstrap resample of the training windows (the rule's independent replicate)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import balanced_accuracy_score
+
+    if kind not in RULES:
+        raise ValueError(f"unknown rule {kind!r}; choose from {', '.join(RULES)}")
+    if d.n_classes != 2 and kind == "hr-stump":
+        raise ValueError(f"the heart-rate stump separates two classes; the data have {d.n_classes}")
+    h = _hrv(d)
+    feats = np.concatenate([h.mean(2), h.std(2)], axis=1)  # (N, 4)
+    out = []
+    for tr, te in splits:
+        if bootstrap is not None:
+            tr = bootstrap.choice(tr, len(tr), replace=True)
+        if kind == "hr-stump":
+            t, s = _fit_stump(feats[tr, 0], d.y[tr])
+            pred = (s * (feats[te, 0] - t) > 0).astype(np.int64)
+        else:
+            pred = LogisticRegression(max_iter=500).fit(feats[tr], d.y[tr]).predict(feats[te])
+        out.append(pred if predictions else float(balanced_accuracy_score(d.y[te], pred)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# tuning on validation subjects (the same lr x epochs grid for every trained arm)
+
+
+def validation_split(d: MultimodalData, train_idx: np.ndarray, n_val: int, rng: np.random.Generator):
+    """Split a fold's training trials by subject: (inner training trials, validation trials of ``n_val`` randomly
+    drawn training subjects). The fold's test subjects are never touched."""
+    subjects = np.unique(d.subject[train_idx])
+    if not 1 <= n_val < subjects.size:
+        raise ValueError(f"{n_val} validation subjects cannot be drawn from {subjects.size} training subjects")
+    val = rng.choice(subjects, n_val, replace=False)
+    is_val = np.isin(d.subject[train_idx], val)
+    return train_idx[~is_val], train_idx[is_val]
+
+
+def tune(
+    d: MultimodalData,
+    arm: str,
+    mcfg: ModelConfig,
+    tcfg: TrainConfig,
+    splits,
+    *,
+    lrs=(1e-3, 3e-3, 1e-2),
+    epochs=(8, 16),
+    n_val: int = 3,
+    seed: int = 0,
+    dtype=torch.float64,
+) -> dict:
+    """Choose (lr, epochs) of one trained arm on validation subjects: in each fold, ``n_val`` of the training
+    subjects are held out, the arm is trained on the rest once per lr for max(epochs) epochs, and its validation
+    balanced accuracy is read after each epoch count of the grid. The pair with the best mean over folds wins
+    (ties: fewer epochs, then smaller lr). Returns {"lr", "epochs", "validation": {"lr x epochs": BA}, "folds"}.
+    The curvature lr of MoCE moves with lr (x ``tcfg.curvature_lr_scale``)."""
+    from dataclasses import replace
+
+    from sklearn.metrics import balanced_accuracy_score
+
+    epochs = sorted(set(epochs))
+    grid: dict[tuple[float, int], list[float]] = {(lr, e): [] for lr in lrs for e in epochs}
+    shapes = {m: x.shape[1:] for m, x in d.modalities.items()}
+    for f, (tr, _) in enumerate(splits):
+        inner, val = validation_split(d, tr, n_val, np.random.default_rng([seed, 55, f]))
+        d_inner, d_val = d.subset(inner), d.subset(val)
+        for lr in lrs:
+            init = seed * 1000 + f
+
+            def read(epoch, model, lr=lr, d_val=d_val):
+                if epoch in epochs:
+                    pred, _ = predict(model, d_val, dtype)
+                    grid[(lr, epoch)].append(float(balanced_accuracy_score(d_val.y, pred)))
+
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(init)
+                model = build_model(arm, shapes, d.fs, d.n_classes, mcfg).to(dtype)
+                train(model, d_inner, replace(tcfg, lr=lr, epochs=epochs[-1]), init, dtype, on_epoch=read)
+            log.info("tune %s fold %d lr %g: validation BA %s", arm, f, lr, [grid[(lr, e)][-1] for e in epochs])
+    score = {k: float(np.mean(v)) for k, v in grid.items()}
+    lr, e = max(score, key=lambda k: (round(score[k], 10), -k[1], -k[0]))
+    return {
+        "lr": lr,
+        "epochs": e,
+        "validation": {f"{k[0]:g} x {k[1]}": v for k, v in score.items()},
+        "validation_ba": score[(lr, e)],
+        "folds": len(splits),
+    }
