@@ -83,7 +83,7 @@ def test_validation_subjects_come_from_the_training_subjects_only():
 
 
 def test_tune_reads_every_grid_point_and_picks_the_best():
-    d = simulate(4, 6, seed=2)
+    d = simulate(4, 8, branching=2, seed=2)  # two classes, 4 + 4 trials per subject
     tcfg = TrainConfig(epochs=1, warmup_epochs=0, domains_per_batch=2, trials_per_domain=6)
     res = tune(d, "late-fusion", ModelConfig(), tcfg, folds(d, "kfold", 2, 0), lrs=(1e-3, 1e-2), epochs=(1, 2), n_val=1)
     assert set(res["validation"]) == {"0.001 x 1", "0.001 x 2", "0.01 x 1", "0.01 x 2"}
