@@ -133,3 +133,16 @@ def test_temporal_terms_removes_exactly_the_credited_terms_and_records_each_abla
     assert probe["temporal-distortion"] == pytest.approx(
         (probe["final L_td, off"] - probe["final L_td, on"]) / probe["final L_td, off"]
     )
+
+
+def test_real_forecast_controls_use_the_bootstrap_twin_and_plant_a_tenth_less_error():
+    from icml26.dualflow.real import forecast_scores
+
+    key = "rollout / linear dynamics (real laps)"
+    claim_run, neg, pos = (C.real_forecast(Scale.SMOKE, 0, arm) for arm in (Arm.CLAIM, Arm.NEGATIVE, Arm.POSITIVE))
+    ex = forecast_scores(Scale.SMOKE, C.FRESH)
+    assert ex["twin forecast"].shape == ex["target"].shape
+    assert neg.measured[key] != claim_run.measured[key]  # the twin is its own fit, not the peer reused
+    assert pos.measured["rollout error (relative)"] == pytest.approx(
+        C.PLANTED_ERROR_RATIO * neg.measured["rollout error (relative)"], rel=1e-9
+    )

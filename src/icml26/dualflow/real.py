@@ -224,3 +224,42 @@ def cross_validated_decoding(
         for m, s in scores.items()
     }
     return summary, latents
+
+
+#: real-forecast: the held-out bins forecast from each test window (start bin, horizon in bins).
+FORECAST_START, FORECAST_HORIZON = 10, 5
+
+
+@functools.lru_cache(maxsize=8)
+def forecast_scores(scale: Scale, seed: int) -> dict:
+    """The paper's simulated representation on held-out laps: DCF refitted exactly as :func:`fit_method` chose
+    (same grid point, same model seed, so the same model), the ``h + 1`` bins before ``FORECAST_START`` of each test
+    window compressed, v_theta rolled out at tau = 0 for ``FORECAST_HORIZON`` bins, and its latent (first 3
+    coordinates) compared with the flowed latent of those held-out bins; the peer is the ridge linear
+    autoregression of :func:`icml26.dualflow.experiment.linear_dynamics_forecast` on the fitting laps' flowed
+    latents. Errors are relative to the target's variance (:func:`~icml26.dualflow.experiment.relative_error`)."""
+    from icml26.dualflow.experiment import linear_dynamics_forecast, relative_error
+
+    w, cfg = windows(), SETTINGS[scale]
+    train, val, test = split(seed)
+    chosen = fit_method("DCF", scale, seed, seed).chosen
+    kw = {**cfg["dcf"], "random_state": seed}
+    kw["lr"] = 1e-3 * chosen.get("lr multiplier", 1.0)
+    kw["n_steps"] = max(1, round(kw["n_steps"] * chosen.get("steps multiplier", 1.0)))
+    fit_on = train | val
+    est = DualFlow(**kw).fit(w.smoothed[fit_on])
+    z_fit, z_test = est.transform(w.smoothed[fit_on]), est.transform(w.smoothed[test])  # (n, WINDOW, m)
+    start, horizon, order = FORECAST_START, FORECAST_HORIZON, int(est.history) + 1
+    _, rollout = est.simulate(w.smoothed[test][:, :start], horizon, return_latent=True)
+    target = z_test[:, start : start + horizon, :N_LATENT]
+    linear, _ = linear_dynamics_forecast(z_fit, z_test[:, start - order : start], horizon, order)
+    resample = np.random.default_rng([seed, 41]).integers(0, len(z_fit), size=len(z_fit))
+    twin, _ = linear_dynamics_forecast(z_fit[resample], z_test[:, start - order : start], horizon, order)
+    persistence = np.repeat(z_test[:, start - 1 : start, :N_LATENT], horizon, axis=1)
+    return {
+        "rollout error": relative_error(rollout[..., :N_LATENT], target),
+        "linear dynamics error": relative_error(linear, target),
+        "persistence error": relative_error(persistence, target),
+        "target": target,
+        "twin forecast": twin,
+    }
