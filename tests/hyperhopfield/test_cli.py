@@ -236,3 +236,11 @@ def test_issue52_decode_zero_rates_and_output_suffix(tmp_path, capsys):
     assert code == 2 and "all zeros" in err and not out.exists()
     code, _, err = run(["geometry", "--cells", "20", "--pairs", "5", "--out", str(tmp_path / "x.npy")], capsys)
     assert code == 2 and ".png" in err and not (tmp_path / "x.npy").exists()
+
+
+@pytest.mark.parametrize("argv", [["--cells", "3"], ["--env-dim", "2"]])
+def test_betti_refused_before_any_work(argv, capsys):
+    """A --betti request the test cannot serve is refused up front, before the scaling analysis prints."""
+    code, out, err = run(["geometry", "--betti", *argv], capsys)
+    assert code == 2 and out.strip() == ""
+    assert len(err.strip().splitlines()) == 1 and "--betti" in err

@@ -194,7 +194,30 @@ def test_width_likelihood_ratio_prefers_the_true_model():
     rng = np.random.default_rng(2)
     exp = width_likelihood_ratio(rng.exponential(1.0, 400), rng)
     const = width_likelihood_ratio(np.abs(rng.normal(1.0, 0.2, 400)), rng)
-    assert exp["LLR exp - constant"] > 0.1 and exp["LLR exp - log-normal"] > 0
+    # the constant model is a normal truncated at 0 with its mean >= 0: a half-normal is its nearest to an exponential
+    assert exp["LLR exp - constant"] > 0.03 and exp["LLR exp - log-normal"] > 0
     assert const["LLR exp - constant"] < -0.1
     with pytest.raises(ValueError, match="at least"):
         width_likelihood_ratio(np.ones(4), rng)
+
+
+def test_truncated_width_likelihoods_see_through_the_floor():
+    """Above a detection floor an exponential is a shifted exponential: with every model truncated at the floor it
+    beats the normal and the log-normal (untruncated, the log-normal won); floored normal widths still lose."""
+    rng = np.random.default_rng(3)
+    floor = 0.3
+    x = rng.exponential(1.0, 8000)
+    exp = width_likelihood_ratio(x[x >= floor][:1000], rng, repeats=2, floor=floor)
+    # the margin over the truncated log-normal is small (~0.01 per width): it can mimic a shifted exponential
+    assert exp["LLR exp - constant"] > 0.02 and exp["LLR exp - log-normal"] > 0
+    y = rng.normal(1.0, 0.3, 2000)
+    const = width_likelihood_ratio(y[y >= floor][:400], rng, repeats=3, floor=floor)
+    assert const["LLR exp - constant"] < -0.1
+    with pytest.raises(ValueError, match="floor"):
+        width_likelihood_ratio(np.linspace(0.1, 2, 40), rng, floor=0.5)
+    # bootstrap duplicates stay in one fold: 10 fields resampled to 40 widths still make 5 folds of whole fields
+    idx = np.repeat(np.arange(10), 4)
+    r = width_likelihood_ratio(np.linspace(0.5, 3, 10)[idx], rng, repeats=2, floor=0.5, groups=idx)
+    assert np.isfinite(r["LLR exp - constant"])
+    with pytest.raises(ValueError, match="distinct"):
+        width_likelihood_ratio(np.ones(40) + np.arange(40) / 40, rng, groups=np.repeat(np.arange(5), 8))

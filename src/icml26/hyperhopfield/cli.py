@@ -23,6 +23,7 @@ import numpy as np
 from icml26._util.cli import (
     ArgumentParser,
     DefaultsHelpFormatter,
+    add_json_argument,
     bounded_float,
     bounded_int,
     positive_float,
@@ -116,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     f.add_argument("--out", type=Path, help="write rate maps, occupancy, widths, information here (.npz)")
     f.add_argument("--plot", type=Path, help="write a PNG of the place cells' rate maps and the widths here")
-    f.add_argument("--json", type=Path, help="write a summary as JSON here ('-' for stdout)")
+    add_json_argument(f, "a summary")
 
     g = sub.add_parser(
         "geometry",
@@ -146,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pairs", type=bounded_int(1, 100_000, what="memory"), default=300, help="pairs per separation")
     g.add_argument("--betti", action="store_true", help="also run the Betti-curve test on the simulated cells")
     g.add_argument("--seed", type=seed_int, default=0, help="random seed")
-    g.add_argument("--json", type=Path, help="write the results as JSON here ('-' for stdout)")
+    add_json_argument(g, "the results")
     g.add_argument("--out", type=Path, help="write a PNG plot here (.png)")
 
     c = sub.add_parser(
@@ -170,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--p-max", type=positive_int, default=4096, help="largest number of patterns tried")
     c.add_argument("--queries", type=positive_int, default=400, help="queries per pattern count")
     c.add_argument("--seed", type=seed_int, default=0, help="random seed")
-    c.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(c, "the results")
 
     d = sub.add_parser(
         "decode",
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--queries", type=positive_int, default=2000, help="simulated observations")
     d.add_argument("--seed", type=seed_int, default=0, help="random seed")
     d.add_argument("--out", type=Path, help="write the decoded positions (.npy) here")
-    d.add_argument("--json", type=Path, help="write a summary as JSON here")
+    add_json_argument(d, "a summary")
     return parser
 
 
@@ -418,6 +419,8 @@ def _geometry_simulated(args) -> int:
         )
     if args.betti and args.cells > 300:
         raise ValueError(f"--betti takes at most 300 cells (Betti curves of a clique complex); got {args.cells}")
+    if args.betti and (args.env_dim != 1 or args.cells < 4):  # before any work is done or printed
+        raise ValueError("--betti simulates laps on a 1-D track (--env-dim 1) with at least 4 cells")
     rng = np.random.default_rng(args.seed)
     cells = place_cells(args.cells, args.widths, mean_width=args.mean_width, dim=args.env_dim, rng=rng)
     seps = np.logspace(-3.5, -0.5, 25)
@@ -443,8 +446,6 @@ def _geometry_simulated(args) -> int:
     if args.betti:
         from icml26.hyperhopfield.betti import correlation_geometry
 
-        if args.env_dim != 1 or args.cells < 4:
-            raise ValueError("--betti simulates laps on a 1-D track (--env-dim 1) with at least 4 cells")
         counts, _ = run_session(cells, 2000, rng, window=0.25)
         b = correlation_geometry(counts, rng, n_boot=args.boot, n_null=args.null)
         res["betti"] = _betti_payload(b)

@@ -37,8 +37,9 @@ class Config:
     width_boot: int = 200
     """bootstrap replicates (fields resampled) of the width likelihood ratio"""
     # hyperbolic-capacity
-    cap_dims: tuple[int, ...] = (2, 3, 4)
-    cap_radii: tuple[float, ...] = (2.0, 4.0, 8.0)
+    cap_cells: tuple[tuple[int, float], ...] = ((2, 8.0), (3, 4.0), (4, 2.0))
+    """(d, R) cells of hyperbolic-capacity-v5: both capacities between 8 and the grid max in the v4 run (the
+    resolvable cells, fixed before the v5 run)"""
     cap_noise: float = 0.5
     cap_p_max: int = 2048
     cap_resolution: float = 0.125
@@ -62,8 +63,6 @@ PRESETS = {
         geo_cells=120,
         geo_seps=(-3.5, -0.5, 17),
         geo_pairs=120,
-        cap_dims=(2, 3),
-        cap_radii=(4.0, 8.0),
         cap_p_max=256,
         cap_queries=200,
         cap_draws=4,
@@ -79,5 +78,11 @@ PRESETS = {
         width_boot=30,
     ),
     "small": Config(),
-    "paper": Config(mmse_queries=100000, geo_cells=1000, geo_pairs=2000, cap_dims=(2, 3, 4, 6), cap_p_max=16384),
+    "paper": Config(
+        mmse_queries=100000,
+        geo_cells=1000,
+        geo_pairs=2000,
+        cap_cells=((2, 8.0), (3, 4.0), (4, 2.0), (4, 4.0)),
+        cap_p_max=16384,
+    ),
 }

@@ -528,34 +528,88 @@ def decode_position(
 # --- width distributions ----------------------------------------------------------------------------------------------
 
 
-def width_log_likelihoods(train: np.ndarray, test: np.ndarray) -> dict[str, float]:
-    """Mean held-out log-likelihood per width of three models fitted (maximum likelihood) on ``train``:
-    exponential (multi-scale), log-normal, and normal ("constant" width with a spread)."""
-    from scipy import stats
+def _truncated_normal_logpdf(x: np.ndarray, mu: float, s: float, floor: float) -> np.ndarray:
+    """log density of N(mu, s^2) truncated below at ``floor`` (renormalised over [floor, inf))."""
+    from scipy.special import log_ndtr
 
+    z = (x - mu) / s
+    return -0.5 * z**2 - np.log(s) - 0.5 * np.log(2 * np.pi) - log_ndtr((mu - floor) / s)
+
+
+def _truncated_normal_fit(x: np.ndarray, floor: float) -> tuple[float, float]:
+    """Maximum-likelihood (mu, sigma) of a normal truncated below at ``floor``, with ``mu >= floor`` (L-BFGS on
+    (mu, log sigma) from the moments, analytic gradient; lambda = phi(a) / Phi(a) is the inverse Mills ratio at
+    a = (mu - floor) / s). The bound keeps the model a *typical* width with scatter: with mu free, a normal whose
+    mean lies far below the floor is an exponential tail above it, and the alternatives would contain the claim."""
+    from scipy import optimize
+    from scipy.special import log_ndtr
+
+    n = len(x)
+
+    def nll(p):
+        mu, s = p[0], np.exp(p[1])
+        z, a = (x - mu) / s, (mu - floor) / s
+        lam = np.exp(-0.5 * a**2 - 0.5 * np.log(2 * np.pi) - log_ndtr(a))
+        f = np.sum(0.5 * z**2) + n * p[1] + n * log_ndtr(a)
+        grad = np.array([-np.sum(z) / s + n * lam / s, np.sum(1 - z**2) - n * lam * a])
+        return f, grad
+
+    lo = floor if np.isfinite(floor) else None
+    p0 = np.array([max(x.mean(), lo if lo is not None else -np.inf), np.log(max(x.std(), 1e-3))])
+    res = optimize.minimize(nll, p0, jac=True, method="L-BFGS-B", bounds=[(lo, None), (np.log(1e-4), None)])
+    return float(res.x[0]), float(np.exp(res.x[1]))
+
+
+def width_log_likelihoods(train: np.ndarray, test: np.ndarray, *, floor: float = 0.0) -> dict[str, float]:
+    """Mean held-out log-likelihood per width of three models fitted (maximum likelihood) on ``train``:
+    exponential (multi-scale), log-normal, and normal ("constant" width with a spread), each **truncated at
+    ``floor``** (the narrowest width the field detector can report): every density is renormalised over
+    ``[floor, inf)``, so a model is not penalised for mass below what could be measured. The truncated exponential
+    is the shifted one (memoryless: ``w - floor ~ Exp``); the normal's and log-normal's truncated fits are numeric."""
     train, test = np.asarray(train, float), np.asarray(test, float)
     if len(train) < 3 or np.any(train <= 0) or np.any(test <= 0):
         raise ValueError("need at least 3 positive training widths and positive test widths")
+    if floor < 0 or np.any(train < floor) or np.any(test < floor):
+        raise ValueError(f"every width must be at or above the floor {floor:.3g}")
+    scale = max(train.mean() - floor, 1e-6)  # ML scale of the shifted exponential
+    mu, sd = _truncated_normal_fit(train, floor)
     logs = np.log(train)
-    sd_log = max(logs.std(), 1e-6)
+    lfloor = np.log(floor) if floor > 0 else -np.inf
+    mu_l, sd_l = _truncated_normal_fit(logs, lfloor) if floor > 0 else (logs.mean(), max(logs.std(), 1e-6))
     return {
-        "exponential": float(np.mean(stats.expon.logpdf(test, scale=train.mean()))),
-        "log-normal": float(np.mean(stats.lognorm.logpdf(test, sd_log, scale=np.exp(logs.mean())))),
-        "constant": float(np.mean(stats.norm.logpdf(test, train.mean(), max(train.std(), 1e-6)))),
+        "exponential": float(np.mean(-np.log(scale) - (test - floor) / scale)),
+        "log-normal": float(np.mean(_truncated_normal_logpdf(np.log(test), mu_l, sd_l, lfloor) - np.log(test))),
+        "constant": float(np.mean(_truncated_normal_logpdf(test, mu, sd, floor))),
     }
 
 
-def width_likelihood_ratio(widths: np.ndarray, rng: np.random.Generator, *, folds: int = 5, repeats: int = 20) -> dict:
+def width_likelihood_ratio(
+    widths: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    folds: int = 5,
+    repeats: int = 20,
+    floor: float = 0.0,
+    groups: np.ndarray | None = None,
+) -> dict:
     """Cross-validated per-width log-likelihood ratios of the exponential model against the constant (normal) and
-    log-normal models (``folds``-fold, averaged over ``repeats`` random splits): > 0 favours exponential."""
+    log-normal models, all truncated at ``floor`` (``folds``-fold, averaged over ``repeats`` random splits): > 0
+    favours exponential. ``groups`` (one label per width, e.g. the original field of a bootstrap resample) keeps
+    all widths of a group in one fold, so a resampled duplicate never sits in both training and test folds."""
     w = np.asarray(widths, float)
-    if len(w) < 2 * folds:
-        raise ValueError(f"need at least {2 * folds} widths for {folds}-fold cross-validation; got {len(w)}")
+    groups = np.arange(len(w)) if groups is None else np.asarray(groups)
+    if groups.shape != w.shape:
+        raise ValueError(f"groups must have one label per width; got {groups.shape} for {w.shape}")
+    labels, inverse = np.unique(groups, return_inverse=True)
+    if len(labels) < 2 * folds:
+        raise ValueError(
+            f"need at least {2 * folds} distinct widths for {folds}-fold cross-validation; got {len(labels)}"
+        )
     acc = {"exponential": 0.0, "log-normal": 0.0, "constant": 0.0}
     for _ in range(repeats):
-        fold = rng.permutation(len(w)) % folds
+        fold = (rng.permutation(len(labels)) % folds)[inverse]  # (len(w),) folds of whole groups
         for k in range(folds):
-            ll = width_log_likelihoods(w[fold != k], w[fold == k])
+            ll = width_log_likelihoods(w[fold != k], w[fold == k], floor=floor)
             for m in acc:
                 acc[m] += ll[m] * np.mean(fold == k) / repeats
     return {
