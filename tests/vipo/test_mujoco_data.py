@@ -160,3 +160,10 @@ def test_shipped_smoke_dataset_matches_its_checksum():
     assert meta["kind"] == "medium" and meta["ref_max_score"] == 3234.3
     assert 1000 <= len(data["rewards"]) <= 10_000
     assert (SMOKE / "data" / "main_data.hdf5").stat().st_size < 2_000_000
+
+
+def test_dataset_verb_json_to_stdout(tmp_path, capsys):
+    argv = ["vipo", "dataset", "--env", "hopper", "--kind", "random", "--transitions", "100", "--out"]
+    assert icml26_main([*argv, str(tmp_path / "r"), "--json", "-"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["transitions"] == 100 and "D4RL-like" in cap.err

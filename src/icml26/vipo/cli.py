@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, finite_float, fraction
-from icml26._util.io import atomic_output, check_json_output, check_output_path, stdout_reserved_for_json, write_json
+from icml26._util.io import atomic_output, check_json_output, check_output_path, write_json
 
 QUALITIES = ("random", "medium", "expert", "medium-replay", "medium-expert")
 TASKS = ("hopper", "halfcheetah", "walker2d")  # icml26.vipo.mujoco_data.TASKS (kept torch-free here)
@@ -225,13 +225,6 @@ def _make_dataset(args) -> int:
 
 
 def _dataset(args) -> int:
-    if args.json is not None and str(args.json) == "-":
-        with stdout_reserved_for_json():
-            return _dataset_work(args)
-    return _dataset_work(args)
-
-
-def _dataset_work(args) -> int:
     import hashlib
 
     import torch
