@@ -17,11 +17,10 @@ class CoherenceConfig:
         Autoencoder training: Adam steps, batch size, code width m, hidden width.
     lam_coh : float
         Weight of Coh (fixed, not tuned per seed).
-    l1_grid, digit_l1_grid : tuple of float
-        L1 weights swept to match Coh's activation density (the closest density wins) on the circle and on
-        the rotated digits.
-    n_digit_images, n_angles, digit_steps : int
-        Rotated digits: base images, rotation angles per image, training steps.
+    l1_grid : tuple of float
+        L1 weights swept to match Coh's activation density on the circle (the closest density wins).
+    n_angles : int
+        Rotation angles per image of the rotated MNIST digits.
     topo_points : int
         Samples (a random subset) whose Vietoris-Rips diagram is compared with the features'.
     n_constructed : int
@@ -42,10 +41,7 @@ class CoherenceConfig:
     hidden: int
     lam_coh: float
     l1_grid: tuple[float, ...]
-    digit_l1_grid: tuple[float, ...]
-    n_digit_images: int
     n_angles: int
-    digit_steps: int
     topo_points: int
     n_constructed: int
     timing_n: int = 1024
@@ -70,10 +66,7 @@ PRESETS: dict[str, CoherenceConfig] = {
         hidden=64,
         lam_coh=0.1,
         l1_grid=(0.005, 0.015),
-        digit_l1_grid=(0.015, 0.03),
-        n_digit_images=8,
         n_angles=36,
-        digit_steps=300,
         topo_points=200,
         n_constructed=3,
         timing_repeats=2,
@@ -92,10 +85,7 @@ PRESETS: dict[str, CoherenceConfig] = {
         hidden=64,
         lam_coh=0.1,
         l1_grid=(0.002, 0.004, 0.007, 0.012, 0.02, 0.035),
-        digit_l1_grid=(0.01, 0.02, 0.035, 0.06, 0.1),
-        n_digit_images=30,
         n_angles=36,
-        digit_steps=1500,
         topo_points=400,
         n_constructed=10,
     ),
@@ -107,10 +97,7 @@ PRESETS: dict[str, CoherenceConfig] = {
         hidden=128,
         lam_coh=0.1,
         l1_grid=(0.001, 0.002, 0.004, 0.007, 0.012, 0.02, 0.035, 0.06),
-        digit_l1_grid=(0.005, 0.01, 0.02, 0.035, 0.06, 0.1, 0.2),
-        n_digit_images=200,
         n_angles=72,
-        digit_steps=5000,
         topo_points=1000,
         n_constructed=50,
         n_mnist_images=200,
