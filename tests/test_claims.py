@@ -392,6 +392,10 @@ def test_reproduce_is_a_library_call(tmp_path, fake_spec):
     assert run.probes["fakesys"]["averaging"].live and run.index.is_file()
     with pytest.raises(ReproduceError, match="no claim of 'fakesys' matches 'nosuch'"):
         reproduce([fake_spec], scale="smoke", out=tmp_path, claim_filter="nosuch", progress=False)
+    two = reproduce([fake_spec], scale="smoke", out=tmp_path / "two", claim_filter=["consistent", "median"],
+                    progress=False)  # fmt: skip
+    ids = [s.id for s in two.summaries["fakesys"]]
+    assert ids == ["fakesys/mean-consistent-v2", "fakesys/mean-beats-median-v2"]
 
 
 def test_fails_means_refuted_a_judged_interval_that_still_reaches_past_its_threshold_reads_no_power():

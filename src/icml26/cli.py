@@ -257,7 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default="reports", help="report folder (default: reports/)")
     p.add_argument("--json", default=None, help="also write every claim summary to this JSON file")
-    p.add_argument("--claim", default=None, help="run only claims whose id contains this text")
+    p.add_argument(
+        "--claim",
+        action="append",
+        default=None,
+        help="run only claims whose id contains this text (repeatable: claims matching any of them)",
+    )
     p.add_argument(
         "--controls",
         action="store_true",

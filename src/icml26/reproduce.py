@@ -104,17 +104,25 @@ def show_summary(s: ClaimSummary) -> None:
 
 
 def plan_jobs(
-    specs: Sequence[SystemSpec], scale: Scale, out: Path, *, claim_filter: str | None, update_readme: bool
+    specs: Sequence[SystemSpec],
+    scale: Scale,
+    out: Path,
+    *,
+    claim_filter: str | Sequence[str] | None,
+    update_readme: bool,
 ) -> list[Job]:
-    """What to run, checked before anything runs (claims may take hours)."""
+    """What to run, checked before anything runs (claims may take hours). ``claim_filter``: one text or several
+    (a claim runs when its id contains any of them)."""
+    patterns = [claim_filter] if isinstance(claim_filter, str) else list(claim_filter or [])
     jobs = []
     for spec in specs:
         all_claims = list(import_entry(spec, spec.claims_entry))
         claims = all_claims
-        if claim_filter:
-            claims = [c for c in claims if claim_filter in c.id]
+        if patterns:
+            claims = [c for c in claims if any(p in c.id for p in patterns)]
             if not claims:
-                raise ReproduceError(f"no claim of {spec.id!r} matches {claim_filter!r}")
+                shown = " or ".join(repr(p) for p in patterns)
+                raise ReproduceError(f"no claim of {spec.id!r} matches {shown}")
         mechanisms = list(import_entry(spec, spec.mechanisms_entry, []))
         earlier = (_load_report(out, spec.id) or []) if claim_filter else []
         if claim_filter and update_readme:
@@ -138,7 +146,7 @@ def reproduce(
     seeds: int | None = None,
     out: Path | str = "reports",
     controls: bool = False,
-    claim_filter: str | None = None,
+    claim_filter: str | Sequence[str] | None = None,
     update_readme: bool = False,
     ray_address: str | None = None,
     json_path: Path | str | None = None,
@@ -157,7 +165,8 @@ def reproduce(
     scale, seeds : the run's scale and seed count (default: each claim's own).
     out : folder of ``<id>/claims.json``, ``claims.md``, the plots and ``index.html``.
     controls : run every claim's negative and positive control on the same seeds and probe the mechanisms.
-    claim_filter : run only claims whose id contains this text; the earlier report in ``out`` keeps the rest.
+    claim_filter : run only claims whose id contains this text (or any of these texts); the earlier report in
+        ``out`` keeps the rest.
     update_readme : rewrite each system README's generated blocks (implies ``controls``).
     ray_address : run every (claim, seed, arm) as a Ray task on this cluster (``local``, ``auto``, ``ray://…``).
     json_path : also write every summary to this JSON file.
