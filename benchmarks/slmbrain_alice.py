@@ -84,6 +84,9 @@ def score(model, tok, story, nc) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/slmbrain_alice.json"))
+    ap.add_argument("--compressions", default="RTN 4-bit,RTN 3-bit,magnitude 30 %,magnitude 50 %",
+                    help="comma-separated subset of the four compressions")  # fmt: skip
+    ap.add_argument("--shifts", type=int, default=19, help="circular shifts of the permutation null")
     ap.add_argument("--figure", type=Path, default=Path("src/icml26/slmbrain/figures/alice_smollm2_compression.png"))
     args = ap.parse_args()
     story = A.load_alice()
@@ -98,16 +101,19 @@ def main() -> None:
         profile[name] = dict(zip(("r", "r_lo", "r_hi"), interval(r), strict=True))
     chosen = rows["SmolLM2-135M"]["layers_chosen"]
     modal = max(set(chosen), key=chosen.count)
-    null = A.shift_null({modal: feats[modal]}, story, 19, 0)
+    null = A.shift_null({modal: feats[modal]}, story, args.shifts, 0)
     r_modal = profile[modal]["r"]
     permutation = {"layer": modal, "r": r_modal, "null_mean": float(null.mean()), "null_max": float(null.max()),
                    "p": float((1 + np.sum(null >= r_modal)) / (1 + len(null)))}  # fmt: skip
+    wanted = [c.strip() for c in args.compressions.split(",") if c.strip()]
     for label, method, kw in (
         ("RTN 4-bit", "rtn", {"bits": 4}),
         ("RTN 3-bit", "rtn", {"bits": 3}),
         ("magnitude 30 %", "magnitude", {"sparsity": 0.3}),
         ("magnitude 50 %", "magnitude", {"sparsity": 0.5}),
     ):
+        if label not in wanted:
+            continue
         m = copy.deepcopy(model)
         compress_model(m, method, **kw)
         rows[label] = score(m, tok, story, nc)
@@ -150,6 +156,7 @@ def figure(rows: dict, path: Path) -> None:
         ax.errorbar(x, y, yerr=err, marker=marker, capsize=2, label=f"{label} ({', '.join(keys)})")
     ax.axhline(rows["SmolLM2 untrained"]["r"], color="k", ls=":", label="untrained SmolLM2")
     ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlim(left=-0.3)
     ax.set_xlabel("LM-loss increase on chapters II-XII [%]")
     ax.set_ylabel("held-out r (mean of 6 ROIs, 28 listeners)")
     ax.set_title("Alice fMRI: SmolLM2-135M predictivity vs compression damage", fontsize=9)
