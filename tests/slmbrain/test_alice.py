@@ -167,3 +167,23 @@ def test_alice_verb_runs_and_refuses_bad_input(tmp_path, capsys):
     ):
         code, _, err = run(["alice", "--steps", "2", "--subjects", "2", "--layers", "0", *bad], capsys)
         assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_alice_verb_on_your_own_story(tmp_path, capsys):
+    """A user's TextGrid + one listener's ROI time courses (+ nuisance): runs without a noise ceiling (one
+    listener), with the circular-shift null; a TextGrid that does not overlap the volumes is refused."""
+    tg = tmp_path / "s.TextGrid"
+    tg.write_text(TEXTGRID)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "y.npy", rng.standard_normal((60, 2)))
+    np.savetxt(tmp_path / "n.txt", rng.standard_normal((60, 2)))
+    js = tmp_path / "own.json"
+    argv = ["alice", "--model", "untrained:4", "--textgrid", str(tg), "--bold", str(tmp_path / "y.npy"),
+            "--nuisance", str(tmp_path / "n.txt"), "--tr", "1", "--folds", "2", "--gap", "2", "--shifts", "2",
+            "--json", str(js)]  # fmt: skip
+    code, stdout, _ = run(argv, capsys)
+    assert code == 0 and "roi0" in stdout and "permutation p" in stdout
+    summary = json.loads(js.read_text())
+    assert summary["noise_ceiling_roi"] is None and len(summary["null"]) == 2
+    code, _, err = run([*argv[:-2], "--t0", "500"], capsys)
+    assert code == 2 and "do not overlap" in err
