@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.smoothspike.claims import MEASURES, _handicapped, _sphere_max
+from icml26.smoothspike.analysis import homogenization, spike_counts
+from icml26.smoothspike.claims import MEASURES, _handicapped, _handicapped_score, _sphere_max
 from icml26.smoothspike.model import EncoderConfig, HaarRotation, SpikingEncoder, fuse, unfuse
 
 torch.set_num_threads(1)
@@ -54,7 +55,13 @@ def test_uniform_sphere_points_have_unit_norm_maxima_in_range():
 
 
 @pytest.mark.parametrize(
-    "name", ["bound exceed rate", "accuracy gain [pt]", "|accuracy gain - 8.2| of a planted 8.2 pt"]
+    "name",
+    [
+        "bound exceed rate",
+        "collision rate of distinct high-amplitude inputs",
+        "accuracy gain [pt]",
+        "|accuracy gain - 8.2| of a planted 8.2 pt",
+    ],
 )
 @pytest.mark.parametrize("seed", [0, 2])
 def test_measures_see_the_truth_and_the_null(name, seed):
@@ -72,3 +79,62 @@ def test_accuracy_gain_reads_planted_gains_at_their_size(seed):
     for points in (4.1, 8.2, 16.4):
         assert r[f"planted {points:g} pt"] == pytest.approx(points, abs=100 / 64 / 2 + 1e-9)
     assert abs(r["null"]) < 1.0
+
+
+@pytest.mark.parametrize(("task", "seed"), [("sst2", 0), ("cola", 1), ("cola", 4)])
+def test_score_handicap_lowers_the_glue_score_by_at_least_the_planted_points(task, seed):
+    from icml26.smoothspike.data import TextTask, glue_score, task_metrics
+
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, 300)
+    pred = np.where(rng.random(300) < 0.75, labels, 1 - labels)
+    worse = _handicapped_score(task, pred, labels, 8.2, np.random.default_rng(seed + 1))
+
+    def score(p):
+        return glue_score(task, task_metrics(TextTask(task, ["x"] * 300, labels, ("0", "1")), p))
+
+    drop = score(pred) - score(worse)
+    assert 8.2 <= drop < 8.2 + (3.0 if task == "cola" else 0.5)  # one flip more than needed at most
+    assert np.all(worse[pred != labels] == pred[pred != labels])
+
+
+def test_homogenization_against_a_slow_reference():
+    """Per-neuron collision rate = among pairs of distinct (> 0.1 apart) inputs above V_th, the share with equal
+    counts; entropy = mean over neurons of each neuron's count entropy: checked against explicit loops."""
+    gen = torch.Generator().manual_seed(0)
+    z = 3 * torch.rand(40, 5, generator=gen, dtype=torch.float64)
+    c = spike_counts(z, 4)
+    got = homogenization(z, c)
+    same = pairs = 0
+    ents = []
+    for j in range(5):
+        for a in range(40):
+            for b in range(40):
+                if a != b and z[a, j] > 1 and z[b, j] > 1 and abs(z[a, j] - z[b, j]) > 0.1:
+                    pairs += 1
+                    same += int(c[a, j] == c[b, j])
+        p = np.bincount(c[:, j].long().numpy()) / 40
+        p = p[p > 0]
+        ents.append(-(p * np.log2(p)).sum())
+    assert got["collision rate"] == pytest.approx(same / pairs)
+    assert got["count entropy [bits]"] == pytest.approx(np.mean(ents))
+    assert got["distinct high-amplitude pairs"] == pairs / 2
+    sat = homogenization(z + 5, spike_counts(z + 5, 4))  # every input saturates: all collide, one count
+    assert sat["collision rate"] == 1.0 and sat["count entropy [bits]"] == 0.0
+    with pytest.raises(ValueError, match="one shape"):
+        homogenization(z, c[:3])
+
+
+@pytest.mark.parametrize("rotation", ["hadamard", "learnable", "signs"])
+def test_dense_rotations_per_pass_equal_the_per_use_transforms(rotation):
+    """The encoder forms each rotation's matrix once per pass (dense blocks); the result equals the per-use fast
+    transform (FWHT) / per-use msign(W)."""
+    cfg = EncoderConfig(vocab_size=100, max_len=8, dim=48, heads=4, layers=2, n_outputs=3, rotation=rotation)
+    model = SpikingEncoder(cfg, seed=0).double().eval()
+    ids = torch.randint(0, 100, (3, 8), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        dense = model(ids)
+        model.dense_rotations = False
+        per_use = model(ids)
+    torch.testing.assert_close(dense, per_use, atol=1e-9, rtol=0)
+    assert all(getattr(m, "dense", None) is None for m in model.modules())  # nothing left behind

@@ -60,7 +60,7 @@ def test_offline_text_tasks():
     tr, te = pol.split(150, 50, seed=0)
     assert len(tr) == 150 and len(te) == 50 and not set(tr.texts) & set(te.texts) - set(tr.texts)
     with pytest.raises(ValueError, match="unknown task"):
-        load_task("sst2")
+        load_task("mnli")
 
 
 def test_glue_tsv_loader(tmp_path):

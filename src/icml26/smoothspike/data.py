@@ -6,6 +6,9 @@
 - ``synthetic-pair`` / ``synthetic-sts``: sentence pairs generated from a small grammar with known labels:
   entailment-like (every content word of the hypothesis occurs in the premise: 1) and an STS-like score
   (5 x Jaccard overlap of the content words), a GLUE-like classification and regression task;
+- ``sst2``, ``cola``, ``rte``: real GLUE tasks shipped in ``data/glue/`` (a 4,000-sentence training subset of
+  SST-2 and CoLA, RTE's 2,127 training pairs, and their dev sets; see ``data/glue/README.md`` for sources and
+  terms); :func:`load_glue` reads the same layout from a user's full GLUE download;
 - :func:`load_glue_tsv`: a GLUE-format TSV file a user brings (SST-2, CoLA, MRPC, RTE, QNLI, STS-B columns).
 
 Metrics (accuracy, F1, Matthews correlation, Pearson, Spearman) are implemented here (tested against
@@ -15,6 +18,7 @@ scikit-learn and SciPy).
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +26,14 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
+    "GLUE_TASKS",
     "TASKS",
     "TextTask",
     "Tokenizer",
     "accuracy",
     "f1",
+    "glue_score",
+    "load_glue",
     "load_glue_tsv",
     "load_task",
     "matthews",
@@ -35,7 +42,15 @@ __all__ = [
     "task_metrics",
 ]
 
-TASKS = ("tweets", "polarity", "synthetic-pair", "synthetic-sts")
+TASKS = ("tweets", "polarity", "synthetic-pair", "synthetic-sts", "sst2", "cola", "rte")
+
+# GLUE task -> (folder in GLUE's layout, label set in GLUE's order, the task's metric in GLUE's table)
+GLUE_TASKS = {
+    "sst2": ("SST-2", ("0", "1"), "accuracy"),
+    "cola": ("CoLA", ("0", "1"), "matthews"),
+    "rte": ("RTE", ("entailment", "not_entailment"), "accuracy"),
+}
+GLUE_DIR = Path(__file__).parent / "data" / "glue"
 
 
 @dataclass
@@ -190,6 +205,8 @@ def load_task(name: str, *, n: int = 2000, seed: int = 0) -> TextTask:
         return synthetic_pairs(n, seed)
     if name == "synthetic-sts":
         return synthetic_pairs(n, seed, regression=True)
+    if name in GLUE_TASKS:
+        return load_glue(name, "train")
     if name.startswith("glue:"):
         return load_glue_tsv(name[5:])
     raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)} or glue:<file.tsv>")
@@ -205,6 +222,53 @@ _GLUE_COLUMNS = (
 )
 
 
+def load_glue(task: str, split: str = "train", folder: str | Path | None = None) -> TextTask:
+    """GLUE task ``sst2`` | ``cola`` | ``rte``, split ``train`` | ``dev``, from ``folder`` in GLUE's layout
+    (``<folder>/SST-2/dev.tsv``, ``CoLA/train.tsv`` ...; a ``.tsv.gz`` is read as well) or, by default, from the
+    subsets shipped in ``data/glue/``. CoLA's files have no header (source, label, mark, sentence)."""
+    if task not in GLUE_TASKS:
+        raise ValueError(f"unknown GLUE task {task!r}; choose one of {', '.join(GLUE_TASKS)}")
+    if split not in ("train", "dev"):
+        raise ValueError(f"GLUE split must be 'train' or 'dev'; got {split!r}")
+    sub, labels, _ = GLUE_TASKS[task]
+    base = Path(folder) if folder is not None else GLUE_DIR
+    if folder is not None and not base.is_dir():
+        raise FileNotFoundError(f"GLUE folder {base} does not exist")
+    path = next((p for p in (base / sub / f"{split}.tsv", base / sub / f"{split}.tsv.gz") if p.is_file()), None)
+    if path is None:
+        raise FileNotFoundError(f"no {sub}/{split}.tsv (or .tsv.gz) in the GLUE folder {base}")
+    if task != "cola":
+        out = load_glue_tsv(path, labels=labels, regression=False)
+        out.name = task
+        return out
+    texts, raw = [], []
+    for r, row in enumerate(csv.reader(_read_text(path).splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE), 1):
+        if len(row) != 4:
+            raise ValueError(f"CoLA file {path}, row {r}: {len(row)} columns; CoLA has 4 (source, label, mark, text)")
+        if row[1].strip() not in labels:
+            raise ValueError(f"CoLA file {path}, row {r}: label {row[1]!r} is not 0 or 1")
+        texts.append(row[3])
+        raw.append(labels.index(row[1].strip()))
+    return TextTask(task, texts, np.array(raw, dtype=np.int64), labels)
+
+
+def glue_score(task: str, metrics: dict[str, float]) -> float:
+    """The task's GLUE number in points: 100 x accuracy (SST-2, RTE) or 100 x Matthews correlation (CoLA)."""
+    return 100.0 * metrics[GLUE_TASKS[task][2]]
+
+
+def _read_text(p: Path) -> str:
+    try:
+        if p.suffix == ".gz":
+            with gzip.open(p, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"GLUE file {p} is not UTF-8 text ({exc.reason})") from None
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"GLUE file {p} is not a readable gzip file ({exc})") from None
+
+
 def load_glue_tsv(
     path: str | Path, *, labels: tuple[str, ...] | None = None, regression: bool | None = None
 ) -> TextTask:
@@ -215,10 +279,7 @@ def load_glue_tsv(
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"GLUE file {p} does not exist")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"GLUE file {p} is not UTF-8 text ({exc.reason})") from None
+    text = _read_text(p)
     rows = list(csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
     if len(rows) < 2:
         raise ValueError(f"GLUE file {p} needs a header row and at least one example")
@@ -265,14 +326,14 @@ def load_glue_tsv(
             raise ValueError(f"GLUE file {p}: regression labels must be numbers ({exc})") from None
         if not np.all(np.isfinite(y)):
             raise ValueError(f"GLUE file {p}: regression labels must be finite")
-        return TextTask(p.stem, first, y, (), pairs, True)
+        return TextTask(p.name.split(".")[0], first, y, (), pairs, True)
     names = tuple(labels) if labels is not None else tuple(sorted(set(raw)))
     for r, v in enumerate(raw, start=2):
         if v not in names:
             raise ValueError(f"GLUE file {p}, row {r}: label {v!r} is not in the task's label set {list(names)}")
     if len(names) < 2:
         raise ValueError(f"GLUE file {p}: a classification task needs at least 2 labels; found {list(names)}")
-    return TextTask(p.stem, first, np.array([names.index(v) for v in raw], dtype=np.int64), names, pairs)
+    return TextTask(p.name.split(".")[0], first, np.array([names.index(v) for v in raw], dtype=np.int64), names, pairs)
 
 
 class Tokenizer:

@@ -209,10 +209,13 @@ class HadamardRotation(torch.nn.Module):
         if mix:
             hadamard_factor(self.block)  # fail early on an unsupported size
         self.register_buffer("signs", random_signs(n, generator))  # D, saved with the model
+        self.dense: torch.Tensor | None = None  # set by the encoder for one forward pass (see _DenseRotations)
 
     def forward(self, x: torch.Tensor, inverse: bool = False) -> torch.Tensor:
         if x.ndim == 0 or x.shape[-1] != self.n:
             raise ValueError(f"rotation of size {self.n} got inputs of shape {tuple(x.shape)}")
+        if self.dense is not None:  # the dense blocks of D H formed once for this pass (faster than the FWHT on CPU)
+            return _apply_blocks(x, self.dense, inverse)
         if not self.mix:
             return x * self.signs  # D = D^-1
         shape = x.shape
@@ -224,6 +227,11 @@ class HadamardRotation(torch.nn.Module):
 
     def _block_h(self, dtype) -> torch.Tensor:
         return hadamard_matrix(self.block, dtype=dtype).to(self.signs.device)
+
+    def block_matrices(self, dtype=torch.float32) -> torch.Tensor:
+        """The diagonal blocks of R (blocks, block, block)."""
+        h = self._block_h(dtype) if self.mix else torch.eye(self.block, dtype=dtype, device=self.signs.device)
+        return self.signs.to(dtype).view(self.blocks, self.block, 1) * h  # D_k H per block
 
     def matrix(self, dtype=torch.float32) -> torch.Tensor:
         if not self.mix:
@@ -258,14 +266,30 @@ class LearnableRotation(torch.nn.Module):
         self.weight = torch.nn.Parameter(
             torch.stack([init[i * b : (i + 1) * b, i * b : (i + 1) * b] for i in range(blocks)])
         )
+        self.dense: torch.Tensor | None = None  # msign(W) formed once per forward pass of the encoder
+
+    def block_matrices(self, dtype=None) -> torch.Tensor:
+        """msign(W) of every block (blocks, block, block)."""
+        steps = self.steps if self.steps is not None else (5 if self.method == "quintic" else 12)
+        q = torch.stack([newton_schulz(w, method=self.method, steps=steps) for w in self.weight])
+        return q if dtype is None else q.to(dtype)
 
     def matrix(self, dtype=None) -> torch.Tensor:
         """The block-diagonal msign(W) actually used (n, n)."""
-        steps = self.steps if self.steps is not None else (5 if self.method == "quintic" else 12)
-        qs = [newton_schulz(w, method=self.method, steps=steps) for w in self.weight]
-        q = torch.block_diag(*qs)
-        return q if dtype is None else q.to(dtype)
+        return torch.block_diag(*self.block_matrices(dtype))
 
     def forward(self, x: torch.Tensor, inverse: bool = False) -> torch.Tensor:
-        q = self.matrix(x.dtype)
-        return x @ (q.T if inverse else q)
+        if x.ndim == 0 or x.shape[-1] != self.n:
+            raise ValueError(f"rotation of size {self.n} got inputs of shape {tuple(x.shape)}")
+        q = self.block_matrices(x.dtype) if self.dense is None else self.dense
+        return _apply_blocks(x, q, inverse)
+
+
+def _apply_blocks(x: torch.Tensor, q: torch.Tensor, inverse: bool) -> torch.Tensor:
+    """``x @ blockdiag(q_1 .. q_k)`` (or its transpose) for q of shape (k, b, b), without forming the n x n."""
+    k, b, _ = q.shape
+    if k == 1:
+        return x @ (q[0].T if inverse else q[0])
+    y = x.reshape(-1, k, b).transpose(0, 1)  # (k, rows, b)
+    y = torch.bmm(y, q.transpose(-1, -2) if inverse else q)  # (k, rows, b): one product per block
+    return y.transpose(0, 1).reshape(x.shape)

@@ -22,6 +22,7 @@ model is the baseline architecture plus H1 as two dense products at the ends (as
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -187,6 +188,8 @@ class SpikingEncoder(nn.Module):
     """A small configurable spiking BERT: embeddings repeated over T, ``layers`` spiking blocks, a masked mean
     over tokens and time, and a linear head (``n_outputs`` classes, or 1 for regression)."""
 
+    dense_rotations = True  # form each rotation's matrix once per forward pass (False: the FWHT at every use)
+
     def __init__(self, cfg: EncoderConfig, seed: int = 0) -> None:
         super().__init__()
         self.cfg = cfg
@@ -229,6 +232,21 @@ class SpikingEncoder(nn.Module):
 
     def features(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Pooled encoder output (B, D), in the original (un-rotated) basis."""
+        rotations = [m for m in self.modules() if isinstance(m, (HadamardRotation, LearnableRotation))]
+        if not self.dense_rotations:
+            return self._features(ids, mask)
+        # every rotation's matrix is formed once for this pass: msign(W) of a learnable one is computed once, not
+        # at each of H1's 4 uses per block, and a fixed one is a dense product (at n <= 1536 faster on CPU than
+        # the FWHT's log2(n) strided stages; benchmarks/smoothspike_bench.py)
+        try:
+            for r in rotations:
+                r.dense = r.block_matrices(self.word.weight.dtype)
+            return self._features(ids, mask)
+        finally:
+            for r in rotations:
+                r.dense = None
+
+    def _features(self, ids: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         self.check_inputs(ids)
         B, L = ids.shape
         if mask is not None and (tuple(mask.shape) != (B, L) or not bool(torch.isfinite(mask).all())):
@@ -365,6 +383,14 @@ def minilm_folder():
     return folder
 
 
+@functools.lru_cache(maxsize=1)
+def _minilm_state(path: str) -> dict[str, torch.Tensor]:
+    """MiniLM's tensors by BERT name (read once per process; :func:`load_minilm` copies them into each model)."""
+    from safetensors.torch import load_file
+
+    return {k.removeprefix("bert."): v for k, v in load_file(path).items()}
+
+
 def load_minilm(
     layers: int = 6,
     *,
@@ -382,16 +408,13 @@ def load_minilm(
     unrotated models start from the same function up to the spiking non-linearities."""
     import json
 
-    from safetensors.torch import load_file
-
     folder = minilm_folder()
     meta = json.loads((folder / "config.json").read_text())
     if not 1 <= layers <= meta["num_hidden_layers"]:
         raise ValueError(f"MiniLM has {meta['num_hidden_layers']} layers; asked for {layers}")
     if not 1 <= max_len <= meta["max_position_embeddings"]:
         raise ValueError(f"max_len {max_len} exceeds MiniLM's {meta['max_position_embeddings']} positions")
-    sd = load_file(str(folder / "model.safetensors"))
-    sd = {k.removeprefix("bert."): v for k, v in sd.items()}
+    sd = _minilm_state(str(folder / "model.safetensors"))
     cfg = EncoderConfig(
         vocab_size=meta["vocab_size"],
         max_len=max_len,

@@ -25,6 +25,7 @@ class FinetuneConfig:
     lr: float = 1e-3
     weight_decay: float = 0.01
     warmup: int = 20
+    freeze_embeddings: bool = False  # keep the word-embedding table fixed (a pretrained one: 30522 x 384 weights)
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch < 1 or not self.lr > 0 or self.weight_decay < 0 or self.warmup < 0:
@@ -82,7 +83,8 @@ def finetune(model: SpikingEncoder, task: TextTask, tok: Tokenizer, cfg: Finetun
     if tok.vocab_size != model.cfg.vocab_size:
         raise ValueError(f"tokenizer has {tok.vocab_size} tokens but the model embeds {model.cfg.vocab_size}")
     ids, mask, y = _tensors(task, tok, model.cfg.max_len)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    params = [p for name, p in model.named_parameters() if not (cfg.freeze_embeddings and name == "word.weight")]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(cfg.warmup, 1)))
     gen = torch.Generator().manual_seed(seed)
     model.train()
