@@ -117,3 +117,21 @@ def test_bad_input():
         sample_geometry(5, 2, 0.0, np.random.default_rng(0), space="torus")
     with pytest.raises(ValueError, match="fire"):
         correlation_geometry(np.ones((10, 6)), np.random.default_rng(0))
+
+
+def test_place_cell_surrogates_are_sparse_poisson_units():
+    """The surrogates of the Betti test spike like the simulated track code: sparse Poisson counts, cells whose
+    fields are close in the model space fire together more than far ones, bad sizes refused."""
+    from icml26.hyperhopfield.betti import _cross_distances, place_cell_counts
+
+    rng = np.random.default_rng(8)
+    c = place_cell_counts(40, 3000, "hyperbolic", 2, 3.0, rng)
+    assert c.shape == (3000, 40) and np.all(c >= 0) and np.all(c == np.round(c))
+    assert 0.05 < c.mean() < 2.0 and np.mean(c == 0) > 0.5  # sparse: most windows silent for a unit
+    D = _cross_distances(5, 7, "circle", 1, 0.0, rng)
+    assert D.shape == (5, 7) and D.max() <= np.pi
+    line = place_cell_counts(30, 4000, "line", 1, 0.0, np.random.default_rng(9))
+    C = np.corrcoef(line.T)
+    assert np.nanmax(C[np.triu_indices(30, 1)]) > 0.2  # overlapping fields on the segment co-fire
+    with pytest.raises(ValueError, match="cells"):
+        place_cell_counts(3, 100, "line", 1, 0.0, rng)
