@@ -7,8 +7,10 @@ The shipped EEGMAT subset (per-subject z-scoring), GroupKFold(4) over subjects (
 scale, MoCE is cross-validated twice (the run and an independent replicate: other initialisations and
 minibatches, same folds). On the held-out subjects we count the predictions that change when (a) the learned |K|
 are rotated across the experts (expert m gets expert m-1's), (b) each expert gets the |K| the replicate learned for
-it on the same fold (the A/A reference), (c) every |K| is set to 1. probe = (a) - (b), live above 0.05 (as in the
-claims). Also written: the learned |K| per fold, the balanced accuracy of both runs, and the share of layer-1
+it on the same fold (the A/A reference), (c) every |K| is set to 1; and the same three with the fusion prior
+lambda log|K_j| held at the learned |K| (only the geometry changes: experts, projection, temperatures). The v2
+probe was (a) - (b); the v3 probe of the claims (``curvature-geometry``) is (c) - (b), both with the prior held,
+live above 0.05. Also written: the learned |K| per fold, the balanced accuracy of both runs, and the share of layer-1
 attention each modality receives as a key (uniform = 1/3).
 """
 
@@ -28,7 +30,9 @@ from icml26.eegmoce.model import ModelConfig, TrainConfig, cross_validate, folds
 torch.set_num_threads(1)
 
 
-def _predictions(d, models, splits, raw_curvatures=None):
+def _predictions(d, models, splits, raw_curvatures=None, geometry=None):
+    """Held-out predictions with the raw curvatures replaced (geometry and prior), or with ``geometry`` (|K| per
+    fold) replacing only the geometry's |K| (the prior keeps the learned ones)."""
     out = []
     for i, (model, (_, te)) in enumerate(zip(models, splits, strict=True)):
         saved = model.raw_curvature.detach().clone()
@@ -36,8 +40,11 @@ def _predictions(d, models, splits, raw_curvatures=None):
             if raw_curvatures is not None:
                 with torch.no_grad():
                     model.raw_curvature.copy_(raw_curvatures[i])
+            if geometry is not None:
+                model.geometry_override = geometry[i]
             out.append(predict(model, d.subset(te))[0])
         finally:
+            model.geometry_override = None
             with torch.no_grad():
                 model.raw_curvature.copy_(saved)
     return np.concatenate(out)
@@ -62,16 +69,26 @@ def main() -> None:
         rotated = _predictions(d, run.models, splits, [m.raw_curvature.detach().roll(1) for m in run.models])
         swapped = _predictions(d, run.models, splits, [m.raw_curvature.detach() for m in rep.models])
         ones = _predictions(d, run.models, splits, [torch.full_like(m.raw_curvature, raw_one) for m in run.models])
+        k = [m.curvatures.detach() for m in run.models]
+        g_rotated = _predictions(d, run.models, splits, geometry=[c.roll(1) for c in k])
+        g_swapped = _predictions(d, run.models, splits, geometry=[m.curvatures.detach() for m in rep.models])
+        g_ones = _predictions(d, run.models, splits, geometry=[torch.ones_like(c) for c in k])
         row = {
             "|K| per fold": run.curvatures,
             "changed by the rotation": float(np.mean(plain != rotated)),
             "changed by the replicate's |K|": float(np.mean(plain != swapped)),
             "changed by all |K| = 1": float(np.mean(plain != ones)),
+            "prior held: changed by the rotation": float(np.mean(plain != g_rotated)),
+            "prior held: changed by the replicate's |K|": float(np.mean(plain != g_swapped)),
+            "prior held: changed by all |K| = 1": float(np.mean(plain != g_ones)),
             "BA": float(np.mean(run.balanced_accuracy)),
             "BA replicate": float(np.mean(rep.balanced_accuracy)),
             "attention share per modality": np.mean(run.contributions, axis=0).tolist(),
         }
-        row["probe"] = row["changed by the rotation"] - row["changed by the replicate's |K|"]
+        row["probe v2 (rotation)"] = row["changed by the rotation"] - row["changed by the replicate's |K|"]
+        row["probe v3 (curvature-geometry)"] = (
+            row["prior held: changed by all |K| = 1"] - row["prior held: changed by the replicate's |K|"]
+        )
         out["rows"][f"{scale:g}x"] = row
         print(f"{scale:g}x", row, flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

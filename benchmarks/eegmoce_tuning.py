@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from sklearn.metrics import balanced_accuracy_score
 
+from icml26.eegmoce.config import FITTED, PRESETS
 from icml26.eegmoce.eegmat import load_eegmat
 from icml26.eegmoce.model import (
     ModelConfig,
@@ -47,10 +48,15 @@ from icml26.eegmoce.model import (
 torch.set_num_threads(1)
 
 TRAINED = ("moce", "eeg-only", "late-fusion", "euclid-xattn", "braindecode-eegnet", "braindecode-shallow")
-FITTED = ("tangent-space", "hr-stump", "hrv-logreg")
 LRS, EPOCHS, N_VAL = (1e-3, 3e-3, 1e-2), (8, 16), 3
-# the claims' batches and curvature schedule (config.Config)
-TCFG = dict(warmup_epochs=1, domains_per_batch=4, trials_per_domain=8, curvature_lr_scale=100.0)
+# the claims' batches and curvature schedule at the judged scale (config.PRESETS["small"])
+_SMALL = PRESETS["small"]
+TCFG = dict(
+    warmup_epochs=_SMALL.warmup_epochs,
+    domains_per_batch=_SMALL.domains_per_batch,
+    trials_per_domain=_SMALL.trials_per_domain,
+    curvature_lr_scale=_SMALL.curvature_lr_scale,
+)
 
 
 def _fitted(d, splits, kind):

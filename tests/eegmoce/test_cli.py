@@ -23,7 +23,7 @@ def test_simulate_train_explain(tmp_path, capsys):
     d, ck, js, ej = (tmp_path / n for n in ("d.npz", "m.pt", "m.json", "e.json"))
     assert run(["simulate", "--subjects", "3", "--trials", "5", "--out", str(d)], capsys)[0] == 0
     code, out, _ = run(
-        ["train", "--data", str(d), "--cv", "loso", "--epochs", "1", "--json", str(js), "--checkpoint", str(ck)], capsys
+        ["train", "--data", str(d), "--cv", "loso", "--epochs", "1", "--json", str(js), "--out", str(ck)], capsys
     )
     assert code == 0 and "balanced accuracy" in out and "|K|" in out
     m = json.loads(js.read_text())
@@ -93,7 +93,18 @@ BAD = [
     (["train", "--edf", str(EDF), "--seconds", "3"], "less than one 4 s window"),
     (["train", "--edf", str(EDF), "--seconds", "9"], "shorter than the 9"),
     (["train", "--edf", str(EDF), "--data", str(DATA / "tiny.npz")], "not allowed with"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--out", "{tmp}/m.npz"], "must end with .pt"),
+    (["train", "--data", str(DATA / "tiny.npz"), "--threads", "0"], "threads"),
+    (["explain", "--checkpoint", str(DATA / "tiny.pt"), "--threads", "0"], "threads"),
 ]
+
+
+def test_train_checkpoint_is_a_deprecated_alias_of_out():
+    from icml26.eegmoce.cli import build_parser
+
+    with pytest.warns(FutureWarning, match="--checkpoint is deprecated"):
+        a = build_parser().parse_args(["train", "--data", "x.npz", "--checkpoint", "m.pt"])
+    assert a.out == "m.pt" and a.device == "cpu"
 
 
 @pytest.mark.parametrize("argv,msg", BAD)

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 import numpy as np
 
 from icml26._util.cli import (
     ArgumentParser,
+    add_json_argument,
     bounded_float,
     bounded_int,
     learning_rate,
     nonnegative_float,
     positive_float,
 )
-from icml26._util.io import atomic_output, check_input_file, check_output_path
+from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.io import atomic_output, check_input_file, check_output_path, write_json
 from icml26.eegmoce.config import ARMS
 
 MAX_TRIALS_TOTAL = 50_000  # ~0.4 GB of float64 EEG at 8 x 128
@@ -50,7 +51,7 @@ def build_parser() -> ArgumentParser:
         description="Reads trials (--data .npz) or EEG + ECG recordings (--edf DIR of <subject>_1.edf rest / "
         "<subject>_2.edf task files, EEGMAT naming), runs subject-grouped cross-validation of one arm and prints "
         "the held-out balanced accuracy; writes per-fold metrics (--json) and a model trained on all subjects "
-        "(--checkpoint). Example: icml26 eegmoce train --edf eegmat/ --cv loso --epochs 12 --json cv.json",
+        "(--out .pt). Example: icml26 eegmoce train --edf eegmat/ --cv loso --epochs 12 --json cv.json --out moce.pt",
     )
     src = t.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", help=".npz with eeg (N,C,T), y, subject, fs and other (N,F,T) modalities")
@@ -82,19 +83,25 @@ def build_parser() -> ArgumentParser:
         help="initial lambda of the curvature prior",
     )
     t.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="seed of folds, init and batches")
-    t.add_argument("--json", default=None, help="write per-fold metrics here (.json)")
+    add_json_argument(t, "the per-fold metrics")
     t.add_argument(
-        "--checkpoint", default=None, output=True, help="train a final model on all subjects and save it (.pt)"
+        "--out",
+        "--checkpoint",
+        default=None,
+        output=True,
+        deprecated=("--checkpoint",),
+        help="train a final model on all subjects and save it here (.pt)",
     )
+    add_device_arguments(t, default_device="cpu")
 
     e = sub.add_parser(
         "explain",
         help="curvatures, attention contributions and delta_rel per modality",
-        description="Reads a checkpoint of 'train --checkpoint' (and optionally trials, --data); prints and writes "
+        description="Reads a checkpoint of 'train --out' (and optionally trials, --data); prints and writes "
         "(--json) the learned |K|, attention contributions and Gromov delta_rel per modality. Example: icml26 "
         "eegmoce explain --checkpoint moce.pt --data eeg.npz --json explain.json",
     )
-    e.add_argument("--checkpoint", required=True, help="a .pt written by 'train --checkpoint'")
+    e.add_argument("--checkpoint", required=True, help="a .pt written by 'train --out'")
     e.add_argument("--data", default=None, help="trials (.npz) for contributions and delta_rel (optional)")
     e.add_argument(
         "--quadruples",
@@ -105,13 +112,23 @@ def build_parser() -> ArgumentParser:
     e.add_argument(
         "--points", type=bounded_int(4, 5000, what="memory"), default=200, help="trials sampled for delta_rel"
     )
-    e.add_argument("--json", default=None, help="write the explanation here (.json)")
+    add_json_argument(e, "the explanation")
+    add_device_arguments(e, default_device="cpu")
     return p
 
 
-def _write_json(path: str, obj: dict) -> None:
-    with atomic_output(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=1))
+def _cpu_only(a) -> None:
+    """Apply --threads; refuse a device other than the CPU (the Lorentz model runs in float64 on the CPU)."""
+    device = apply_device_arguments(a)
+    if device.type != "cpu":
+        raise ValueError(
+            f"--device {a.device}: eegmoce trains and predicts on the CPU only (float64); use --device cpu"
+        )
+
+
+def _check_json(path: str | None) -> None:
+    if path is not None and path != "-":
+        check_output_path(path, suffixes=(".json",))
 
 
 def _load_data(path: str):
@@ -150,9 +167,10 @@ def _train(a) -> int:
 
     from icml26.eegmoce.model import ModelConfig, TrainConfig, build_model, cross_validate, train
 
-    for path, suf in ((a.json, ".json"), (a.checkpoint, ".pt")):
-        if path is not None:
-            check_output_path(path, suffixes=(suf,))
+    _check_json(a.json)
+    if a.out is not None:
+        check_output_path(a.out, suffixes=(".pt",))
+    _cpu_only(a)
     if a.edf is not None:
         from pathlib import Path
 
@@ -186,7 +204,7 @@ def _train(a) -> int:
             "learned |K| per modality (mean over folds): "
             + ", ".join(f"{m} {k:.3f}" for m, k in zip(d.names, np.mean(res.curvatures, axis=0), strict=True))
         )
-    if a.checkpoint is not None:
+    if a.out is not None:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(a.seed)
             model = build_model(a.arm, shapes, d.fs, d.n_classes, mcfg).double()
@@ -200,11 +218,10 @@ def _train(a) -> int:
             "names": d.names,
             "shapes": {m: list(v) for m, v in shapes.items()},
         }
-        with atomic_output(a.checkpoint) as tmp:
+        with atomic_output(a.out) as tmp:
             torch.save(ckpt, tmp)
-        print(f"wrote the model trained on all {d.n} trials to {a.checkpoint}")
-    if a.json is not None:
-        _write_json(a.json, {**s, "data": str(a.data or a.edf), "cv": a.cv, "epochs": a.epochs, "seed": a.seed})
+        print(f"wrote the model trained on all {d.n} trials to {a.out}")
+    write_json(a.json, {**s, "data": str(a.data or a.edf), "cv": a.cv, "epochs": a.epochs, "seed": a.seed})
     return 0
 
 
@@ -245,8 +262,8 @@ def _explain(a) -> int:
     from icml26.eegmoce.data import gromov_delta, hierarchy_features
     from icml26.eegmoce.model import MoCE, check_data, embeddings, predict
 
-    if a.json is not None:
-        check_output_path(a.json, suffixes=(".json",))
+    _check_json(a.json)
+    _cpu_only(a)
     model, ck = load_checkpoint(a.checkpoint)
     out: dict = {"arm": ck["arm"], "modalities": ck["names"]}
     if isinstance(model, MoCE):
@@ -273,8 +290,7 @@ def _explain(a) -> int:
         }
     for k, v in out.items():
         print(f"{k}: " + (", ".join(f"{m} {x:.3f}" for m, x in v.items()) if isinstance(v, dict) else str(v)))
-    if a.json is not None:
-        _write_json(a.json, out)
+    write_json(a.json, out)
     return 0
 
 

@@ -60,6 +60,11 @@ ARMS = (
     "braindecode-shallow",
 )
 
+#: the rules on the HRV stream and the baselines fitted without epochs or a grid (deterministic: their A/A
+#: replicates are bootstrap refits); here, not in model.py, so the claims import them without torch
+RULES = ("hr-stump", "hrv-logreg")
+FITTED = ("tangent-space", *RULES)
+
 #: (lr, epochs) of each trained arm at the judged scales, won on validation subjects from the same grid (lr 1e-3 /
 #: 3e-3 / 1e-2 x 8 / 16 epochs; 3 of each fold's 9 training subjects held out; benchmarks/eegmoce_tuning.py, seed 0,
 #: benchmarks/results/eegmoce_tuning.json); the MoCE ablations use MoCE's pair

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml26.eegmoce import lorentz as L
-from icml26.eegmoce.config import ARMS
+from icml26.eegmoce.config import ARMS, FITTED, RULES  # noqa: F401 (FITTED re-exported)
 from icml26.eegmoce.data import MultimodalData, check_groups
 
 log = logging.getLogger(__name__)
@@ -311,9 +311,9 @@ class CurvatureAwareAttention(nn.Module):
         B, M, _ = x.shape
         return L.project(lin.lin(x).reshape(B, M, self.H, self.d).transpose(1, 2), cf)  # (B, H, M, d+1)
 
-    def _logits_bias(self, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _logits_bias(self, c: torch.Tensor, c_prior: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         scale = c.sqrt() / self.log_tau0.exp()  # (M,) = 1 / tau_i
-        bias = F.softplus(self.raw_lambda) * c.log() if self.raw_lambda is not None else torch.zeros_like(c)
+        bias = F.softplus(self.raw_lambda) * c_prior.log() if self.raw_lambda is not None else torch.zeros_like(c)
         return scale, bias
 
     def forward(
@@ -323,10 +323,12 @@ class CurvatureAwareAttention(nn.Module):
         cf: torch.Tensor,
         vectorised: bool = True,
         gate: torch.Tensor | None = None,
+        c_prior: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """``c``: (M,) |K| of the geometry (temperatures); ``c_prior``: (M,) |K| of the prior (default ``c``)."""
         B, M, _ = x.shape  # (B, M, d+1)
         q, k, v = self._heads(self.q, x, cf), self._heads(self.k, x, cf), self._heads(self.v, x, cf)
-        scale, bias = self._logits_bias(c)
+        scale, bias = self._logits_bias(c, c if c_prior is None else c_prior)
         if gate is not None:  # (M,) learnable key bias of the gate control
             bias = bias + gate
         if vectorised:
@@ -375,6 +377,9 @@ class MoCE(nn.Module):
         self.mlr = LorentzMLR(cfg.fusion_dim, n_classes)
         self.vectorised = True
         self.gate = nn.Parameter(torch.zeros(len(shapes))) if cfg.modality_gate else None  # (M,)
+        #: (M,) |K| that the geometry uses instead of the learned ones (test-time probes; the prior keeps the
+        #: learned |K|); None in training and ordinary use
+        self.geometry_override: torch.Tensor | None = None
 
     @property
     def curvatures(self) -> torch.Tensor:
@@ -382,7 +387,9 @@ class MoCE(nn.Module):
         return (F.softplus(self.raw_curvature) + C_MIN).clamp_max(C_MAX)
 
     def forward(self, inputs: dict[str, torch.Tensor], domains: torch.Tensor) -> torch.Tensor:
-        c = self.curvatures  # (M,)
+        c_prior = self.curvatures  # (M,) learned |K|: the fusion prior lambda log|K_j| always reads these
+        # the geometry (experts, projection, temperatures) reads geometry_override when a probe sets it
+        c = c_prior if self.geometry_override is None else self.geometry_override.to(c_prior)  # (M,)
         cf = c.mean()  # fusion curvature
         tokens = []
         for i, m in enumerate(self.names):
@@ -390,7 +397,7 @@ class MoCE(nn.Module):
             tokens.append(L.rescale_curvature(x, c[i], cf))  # to H_{c_f}
         x = torch.stack(tokens, dim=1)  # (B, M, d+1)
         for i, layer in enumerate(self.layers):
-            x = layer(x, c, cf, self.vectorised, self.gate if i == 0 else None)
+            x = layer(x, c, cf, self.vectorised, self.gate if i == 0 else None, c_prior=c_prior)
         x = L.centroid(x, cf, dim=1)  # (B, d+1) midpoint over modalities
         return self.mlr(self.head(x, cf), cf)  # (B, n_classes)
 
@@ -562,6 +569,10 @@ def _batches(subject: np.ndarray, cfg: TrainConfig, rng: np.random.Generator) ->
     ]
 
 
+#: parameters trained at the curvature's rate: the log-curvatures and the gate control's per-modality bias
+GEOMETRY_PARAMETERS = ("raw_curvature", "gate")
+
+
 def train(
     model: nn.Module, d: MultimodalData, cfg: TrainConfig, seed: int, dtype=torch.float64, on_epoch=None
 ) -> list[float]:
@@ -569,8 +580,10 @@ def train(
     the loss per epoch. All parameters are Euclidean (biases live in tangent spaces at the origin), so no
     Riemannian optimiser is needed. ``on_epoch(epoch, model)`` (1-based epoch) is called after each epoch (the
     validation readings of :func:`tune`); it must leave the model in training mode."""
-    curv = [p for n, p in model.named_parameters() if n == "raw_curvature" and p.requires_grad]
-    rest = [p for n, p in model.named_parameters() if n != "raw_curvature" and p.requires_grad]
+    # the curvatures and the gate control's modality bias (its stand-in in ``moce-fixed-k-gate``) share one group:
+    # the same lr (lr x curvature_lr_scale), warm-up and clip, so the ablation's gate can move as far as |K| does
+    curv = [p for n, p in model.named_parameters() if n in GEOMETRY_PARAMETERS and p.requires_grad]
+    rest = [p for n, p in model.named_parameters() if n not in GEOMETRY_PARAMETERS and p.requires_grad]
     groups = [{"params": rest, "lr": cfg.lr, "weight_decay": cfg.weight_decay}]
     if curv:
         groups.append({"params": curv, "lr": cfg.lr * cfg.curvature_lr_scale, "weight_decay": 0.0})
@@ -735,7 +748,7 @@ def cross_validate(
 
 
 def tangent_space_cv(
-    d: MultimodalData, splits, seed: int = 0, *, predictions: bool = False, bootstrap: np.random.Generator | None = None
+    d: MultimodalData, splits, *, predictions: bool = False, bootstrap: np.random.Generator | None = None
 ):
     """pyriemann baseline on EEG only: OAS covariances re-centred per subject to the identity (unsupervised, the
     Riemannian analogue of domain BN), tangent space at the training mean, logistic regression. Returns the
@@ -767,8 +780,8 @@ def tangent_space_cv(
 # ---------------------------------------------------------------------------------------------------------
 # trivial rules on the heart-rate stream (the review's ceiling: no EEG, no deep learning)
 
-#: the rules that use only the HRV stream (instantaneous heart rate, |delta RR|), fitted on the training windows
-RULES = ("hr-stump", "hrv-logreg")
+# RULES (the rules that use only the HRV stream: instantaneous heart rate, |delta RR|) and FITTED (these rules
+# and the tangent space: the baselines fitted without epochs) live in config.py
 
 
 def _hrv(d: MultimodalData) -> np.ndarray:
