@@ -234,9 +234,10 @@ def sb3_policy(path: str | Path, env_id: str, deterministic: bool = False):
     model = SAC.load(path, device="cpu")
 
     def policy(obs, rng):
-        # seed SB3's sampling from our generator so collection is reproducible
-        torch.manual_seed(int(rng.integers(2**31)))
-        return model.predict(obs, deterministic=deterministic)[0]
+        # seed SB3's sampling from our generator so collection is reproducible; the caller's torch RNG is restored
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(rng.integers(2**31)))
+            return model.predict(obs, deterministic=deterministic)[0]
 
     return policy
 
