@@ -68,6 +68,8 @@ from icml26.hyperhopfield.memory import (
 )
 from icml26.hyperhopfield.recordings import (
     BUNDLED,
+    _truncated_normal_fit,
+    _truncated_normal_logpdf,
     binned_counts,
     load_recording,
     place_fields,
@@ -433,14 +435,15 @@ def real_widths_exponential(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cl
     holds = lo > 0
     fig, ax = _figure()
     ax.hist(w, bins=15, density=True, alpha=0.5, label=f"widths / mean ({len(w)} fields)")
-    from scipy import stats
-
-    x = np.linspace(1e-3, w.max() * 1.1, 200)
-    ax.plot(x, stats.expon.pdf(x, scale=w.mean()), label="exponential (ML, untruncated)")
-    ax.plot(x, stats.norm.pdf(x, w.mean(), w.std()), label="constant (normal, ML, untruncated)")
+    x = np.linspace(floor, w.max() * 1.1, 200)
+    mu, sd = _truncated_normal_fit(w, floor)
+    mu_l, sd_l = _truncated_normal_fit(np.log(w), np.log(floor))
+    ax.plot(x, np.exp(-(x - floor) / (w.mean() - floor)) / (w.mean() - floor), label="exponential (truncated ML)")
+    ax.plot(x, np.exp(_truncated_normal_logpdf(x, mu, sd, floor)), label="constant (normal, truncated ML)")
     ax.plot(
-        x, stats.lognorm.pdf(x, np.log(w).std(), scale=np.exp(np.log(w).mean())), label="log-normal (ML, untruncated)"
+        x, np.exp(_truncated_normal_logpdf(np.log(x), mu_l, sd_l, np.log(floor))) / x, label="log-normal (truncated ML)"
     )
+    ax.axvline(floor, color="k", ls=":", lw=0.8, label="detector floor")
     ax.set_xlabel("field width / mean width")
     ax.legend(fontsize=7)
     return ClaimResult(
