@@ -34,11 +34,11 @@ R ~ 6 the fitted radius saturates: for d >= 2 the radial density of a large ball
 independent of R, so the distance order stops changing.
 
 Through spiking the test loses most of this: populations of 200 sparse Poisson place cells
-(:func:`place_cell_counts`, peak 10 Hz, 0.25 s windows, the track code's field coverage) living in H^2 of radius 3
-are read as a line (2 of 3 draws at 2000 windows, 2 of 2 at 6800) and those in H^2 of radius 5 as H^4 with
-scores 0.04-0.10 (2000 windows) or as a circle (6800), while place cells on a line reach scores up to 0.17-0.29:
-with local Gaussian fields only near pairs are correlated above the noise, so the correlation order shows the
-local neighbourhoods (for a large hyperbolic ball, its boundary shell), not the global curvature. The claims'
+(:func:`place_cell_counts`, peak 10 Hz, 2000 windows of 0.25 s, the track code's field coverage) living in H^2 of
+radius 3 score 0.00-0.06 and in H^2 of radius 5 0.01-0.19, while place cells on a line reach 0.24 and on a circle
+0.21 (3 draws each; second part of the calibration script): with local Gaussian fields only near pairs are
+correlated above the noise, so the correlation order shows the local neighbourhoods (for a large hyperbolic ball,
+its boundary shell), not the global curvature. The claims'
 positive controls and the real-data null go through this same spiking (measured numbers in the README).
 
 :func:`hyperbolic_mds_radius` (``geometry.py``) is the second view: hyperbolic MDS with a fitted curvature.
