@@ -158,3 +158,13 @@ def test_help_loads_no_torch_pandas_or_sklearn():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert out.strip() == "[]", out
+
+
+@pytest.mark.parametrize("n", ["20000", "50", "37"])
+def test_rotated_mnist_sample_count_is_refused_not_floored_or_capped(tmp_path, capsys, n):
+    """-n 20000 used to run 18,000 samples with exit 0; now every count that is not images x 36 (1 to 500 images)
+    is refused with one line."""
+    argv = ["coherence", "fit", "--data", "rotated-mnist", "-n", n, "--steps", "2", "--out", str(tmp_path / "c.npz")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "multiple of 36" in err and "Traceback" not in err and not (tmp_path / "c.npz").exists()

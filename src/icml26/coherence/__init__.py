@@ -8,8 +8,9 @@ are clustered, and both coverage conditions hold. This package measures it on an
 regulariser for any code layer, O(B m k) per batch), checks the interleaving theorem with ripser/persim
 (:func:`interleaving_check`) and judges features with selectivity-aware measures, each chance-corrected
 against a shuffled null (:func:`feature_coherence`: the paper's coherence per feature; :func:`support_contiguity`:
-support connectivity on a sample graph; :func:`token_consistency`: top-token consistency), plus the binned
-:func:`arc_contiguity`. The Coh formula is our reconstruction from the paper's description (README).
+support compactness on a sample graph at the support's own size; :func:`token_consistency`: top-token
+consistency), plus the binned :func:`arc_contiguity`. The Coh formula is our reconstruction from the paper's
+description (README).
 """
 
 __all__ = [
@@ -19,7 +20,6 @@ __all__ = [
     "coherence_report",
     "feature_coherence",
     "fit_autoencoder",
-    "graph_contiguity",
     "interleaving_check",
     "is_coherent",
     "support_contiguity",
@@ -45,7 +45,7 @@ def __getattr__(name: str):
         from icml26.coherence import measures
 
         return getattr(measures, name)
-    if name in ("arc_contiguity", "graph_contiguity", "interleaving_check"):
+    if name in ("arc_contiguity", "interleaving_check"):
         from icml26.coherence import topology
 
         return getattr(topology, name)

@@ -1,8 +1,9 @@
 """The paper's headline claims, executable, each in three arms (contract v3): the claim, a negative control
 (the effect removed; for a comparison an A/A run with its own randomness) and a positive control (the claimed
-effect planted at about the claims' bars: an A/A code with 14 of 16 features replaced by coherent arcs, a
-known-good arm handicapped to just inside the bar). ``MECHANISMS`` probe whether Coh's
-components act; ``MEASURES`` validate the claims' measures both ways (the truth scores best, a null at the null).
+effect planted at about the claims' bars: an A/A code with the fewest features replaced by coherent ones that
+raise its own score by 1.25 x the bar, a known-good arm handicapped to just inside the bar). ``MECHANISMS`` probe
+whether Coh's components act; ``MEASURES`` validate the claims' measures both ways (the truth scores best, a null
+at the null).
 
 Shared experiment (``experiment.circle_runs``): circle data in R^20 (the angle is hidden from the model;
 Coh's geometry is the kNN-geodesic Isomap embedding of the inputs), three autoencoders from the same
@@ -17,9 +18,9 @@ import numpy as np
 from icml26.claims import Arm, ClaimResult, Interval, MeasureCheck, Scale, claim, mechanism
 from icml26.coherence.config import get_config
 from icml26.coherence.experiment import (
-    ball_codes,
     circle_runs,
     coherent_arc_codes,
+    encode,
     l1_twin,
     mnist_runs,
     per_batch_cost,
@@ -39,38 +40,19 @@ from icml26.coherence.topology import arc_contiguity, interleaving_check, vr_dia
 ABSTRACT = "abstract"
 
 
-def _arc_stats(codes: np.ndarray, theta: np.ndarray, bins: int) -> tuple[float, float, float, dict]:
-    """Mean chance-corrected contiguity, mean number of arcs and tiling over the live features (and the raw
-    contiguity of contract v2's measure as ``raw_mean``)."""
+def _binned_contiguity(codes: np.ndarray, theta: np.ndarray, bins: int) -> float:
+    """Mean chance-corrected binned contiguity (``arc_contiguity``) over the live features; reported, not judged."""
     ac = arc_contiguity(codes, theta, bins=bins)
-    live = ac["live"]
-    if not live.any():
-        return 0.0, float("inf"), 0.0, {**ac, "raw_mean": 0.0}
-    ac["raw_mean"] = float(np.mean(ac["raw_contiguity"][live]))
-    return float(np.mean(ac["contiguity"][live])), float(np.mean(ac["components"][live])), float(ac["tiling"]), ac
+    return float(np.mean(ac["contiguity"][ac["live"]])) if ac["live"].any() else 0.0
 
 
-#: Offset of the seed stream the v3 circle claims (and the probes of the models they read) are judged on. The data's
-#: curvature 3, topology-shared's margin 0.15 and reconstruction-kept's 100x control were fixed after seeing v2's
-#: seeds (0-4), so their v3 versions run on fresh seeds: seed s trains on circle data and models of seed s + 1000.
-FRESH = 1000
-
-#: Share of the A/A code's features the positive controls replace by coherent arcs (14 of 16), sized on v2's seeds
-#: (smoke 0-2): the planted H1-bottleneck gain over L1 reads 0.29 / 0.15 / 0.01 against topology-shared's 0.15
-#: margin (a half reads 0, the whole ideal code 0.31-0.40), and the planted contiguity ~0.97-0.99 sits just above
-#: circle-tiled's 0.95 bar (the ideal code alone, 1.0 and one arc per feature, cannot miss).
-PLANTED_SHARE = 0.875
-
-
-def _circle_arm(cfg, seed: int, arm: Arm):
-    """What stands in Coh's place on the circle (``seed`` is already on the fresh stream): Coh (claim), a second
-    L1 model (A/A negative control), or that second L1 model with most of its features replaced by coherent arcs
-    (positive control, :func:`_planted_arcs`)."""
-    if arm is Arm.NEGATIVE:
-        return l1_twin(cfg, seed)
-    if arm is Arm.POSITIVE:
-        return _planted_arcs(l1_twin(cfg, seed), circle_runs(cfg, seed)["data"].theta[:, 0], cfg, seed)
-    return circle_runs(cfg, seed)["coh"]
+#: The v3 circle claims ran on seeds s + 1000 (curvature 3, topology-shared's margin 0.15 and reconstruction-kept's
+#: 100x control were fixed after seeing v2's seeds 0-4).
+#: Offset of the seed stream of the claims versioned after the referee's review of issue 47 (circle-coherent-arcs-v5,
+#: topology-shared-v5, rotated-mnist-*-v2, token-features-v2, reconstruction-kept-v4) and of the probes of the
+#: models they read: the token lambda (3.0) may have been chosen after seeing seed 1000, so every judged run from
+#: here on trains on untouched seeds s + 2000.
+FRESH2 = 2000
 
 
 def _plot_arcs(theta: np.ndarray, arms: dict[str, np.ndarray], bins: int = 48):
@@ -127,17 +109,13 @@ class _Planted:
         self.mse = mse
 
 
-def _planted_arcs(aa, theta: np.ndarray, cfg, seed: int) -> _Planted:
-    """The A/A model ``aa``'s codes with ``PLANTED_SHARE`` of its features (chosen at random) replaced by the same
-    features of a coherent tiling of the circle of ``theta`` (:func:`coherent_arc_codes`, rescaled to each
-    replaced feature's own maximum): the claimed effect at about the claims' bars, short of the ideal code."""
-    rng = np.random.default_rng([seed, 31])
-    ideal = coherent_arc_codes(theta, cfg.n_features, rng)  # (n, m)
-    codes = aa.codes.copy()
-    swap = rng.choice(cfg.n_features, size=round(PLANTED_SHARE * cfg.n_features), replace=False)
-    scale = np.maximum(codes[:, swap].max(0), 1e-6)  # keep each feature's activation scale
-    codes[:, swap] = ideal[:, swap] * scale
-    return _Planted(codes, aa.mse)
+def word_codes(word_ids: np.ndarray, m: int, rng: np.random.Generator, k: int = 10) -> np.ndarray:
+    """Same-word features by construction (n, m): feature j fires (uniform 0.5-1) on every token of one word piece,
+    drawn (seeded) among the pieces with at least ``k`` tokens (the most frequent ones if fewer than m have)."""
+    ids, counts = np.unique(word_ids, return_counts=True)
+    pool = ids[counts >= k] if (counts >= k).sum() >= m else ids[np.argsort(-counts, kind="stable")[:m]]
+    words = rng.choice(pool, size=m, replace=len(pool) < m)
+    return (word_ids[:, None] == words[None, :]) * rng.uniform(0.5, 1.0, (len(word_ids), m))
 
 
 # --- planting a coherence gain of a known size (positive controls of the v4 claims) ------------------------------
@@ -189,18 +167,20 @@ def _mean(v: np.ndarray) -> float:
     return float(np.nanmean(v)) if np.isfinite(v).any() else 0.0
 
 
-#: Bars of circle-coherent-arcs-v4 (fixed before its first run): Coh's features beat density-matched L1's by
+#: Bars of circle-coherent-arcs-v4/v5 (fixed before v4's first run): Coh's features beat density-matched L1's by
 #: 0.1 on both fixed measures (their null is 0, a perfect arc scores ~1).
 CIRCLE_BAR = 0.1
 
 
 @claim(
-    "coherence/circle-coherent-arcs-v4",
+    "coherence/circle-coherent-arcs-v5",
     statement="On circle data embedded in R^20, recon + Coh features (Coh on the inputs' kNN-geodesic geometry; the "
     "angle is never seen) are more coherent on the true circle than recon + L1 features at matched activation "
     "density, by more than 0.1 on each of two selectivity-aware measures chance-corrected against a shuffled null "
     "(0: fires everywhere or at random; 1: one arc): the paper's coherence 1 - V_col/V_total and the support's "
-    "connectivity on the circle's 10-NN graph (no binning). Paired over seeds; judged on fresh seeds (seed + 1000)",
+    "compactness on the circle's 10-NN graph (no binning; v5: cohesion between a scattered and a compact support "
+    "of the same size, times the largest component's share, so support size no longer decides it). Paired over "
+    "seeds; judged on untouched seeds (seed + 2000)",
     paper="abstract: 'if data lies on a circle, coherent features must tile that circle into contiguous arcs'",
     control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
     "paired differences scatter around 0",
@@ -214,7 +194,7 @@ CIRCLE_BAR = 0.1
 )
 def circle_coherent_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
-    seed += FRESH
+    seed += FRESH2
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
     scores = _circle_measures(theta)
@@ -244,7 +224,7 @@ def circle_coherent_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
             "contiguity(L1)": s["contiguity"]["l1"],
             "coherence(recon only)": s["coherence"]["none"],
             "contiguity(recon only)": s["contiguity"]["none"],
-            "binned contiguity(L1) (v3's measure)": _arc_stats(R["l1"].codes, theta, 48)[0],
+            "binned contiguity(L1) (v3's measure)": _binned_contiguity(R["l1"].codes, theta, 48),
             "density(L1)": R["l1"].density,
         },
         paper={"circle features": "tile the circle into contiguous arcs (qualitative)"},
@@ -252,30 +232,55 @@ def circle_coherent_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
     )
 
 
+#: Margin of topology-shared (fixed from v2's seeds, unchanged since).
+TOPOLOGY_MARGIN = 0.15
+
+
+def _plant_topology(aa, ideal: np.ndarray, sub: np.ndarray, latent: Geometry, bar: float, seed: int) -> _Planted:
+    """``aa``'s codes with the fewest features (seeded order) replaced by the same columns of ``ideal`` (rescaled
+    to each feature's maximum) that lower the A/A code's own H1 bottleneck distance to ``latent`` (on the samples
+    ``sub``) by PLANT_FACTOR x ``bar``. The bottleneck is not a per-feature score, so each prefix is checked."""
+    base = interleaving_check(aa.codes[sub], latent)["bottleneck_H1"]
+    order = np.random.default_rng([seed, 53]).permutation(aa.codes.shape[1])
+    scale = np.maximum(aa.codes.max(0), 1e-6)
+    codes = aa.codes.copy()
+    for j in order:
+        codes[:, j] = ideal[:, j] * scale[j]
+        if base - interleaving_check(codes[sub], latent)["bottleneck_H1"] >= PLANT_FACTOR * bar:
+            break
+    return _Planted(codes, aa.mse)
+
+
 @claim(
-    "coherence/topology-shared-v4",
+    "coherence/topology-shared-v5",
     statement="The H1 bottleneck distance between the Vietoris-Rips diagrams of the samples (true circle) and of "
     "the barycentric feature positions is smaller for Coh codes than for density-matched L1 codes by more than "
-    "0.15 (paired; on ground truth, arcs tiling the circle score ~0.35-0.4 and untiled features ~0.72-0.82). v4: "
-    "the interleaving bound moved to its own theorem check (interleaving-bound-v1); margin 0.15 and curvature 3 "
-    "fixed from v2's seeds; judged on fresh seeds (seed + 1000)",
+    "0.15 (paired; on ground truth, arcs tiling the circle score ~0.35-0.4 and untiled features ~0.72-0.82). "
+    "Margin 0.15 and curvature 3 fixed from v2's seeds; v5: the positive control's plant sized at the bar on each "
+    "seed; judged on untouched seeds (seed + 2000)",
     paper="abstract: coherence 'yields not just interpretable features but an interpretable feature space'",
     control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
     "paired difference scatters around 0",
-    positive="the A/A code (a second L1 model) with 14 of its 16 features (at random) replaced by coherent arcs "
-    "tiling the true circle (sized on v2's seeds to a gain of about the 0.15 margin) in Coh's place",
+    positive="the A/A code (a second L1 model) with the fewest features (seeded order) replaced by coherent arcs "
+    "tiling the true circle that lower its own dB_H1 by 1.25 x the margin (0.1875), in Coh's place",
     mechanisms=("coh-penalty", "coverage"),
-    judge=Interval("dB_H1(L1) - dB_H1(Coh)", above=0.15),
+    judge=Interval("dB_H1(L1) - dB_H1(Coh)", above=TOPOLOGY_MARGIN),
 )
 def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
-    seed += FRESH
+    seed += FRESH2
     R = circle_runs(cfg, seed)
     theta = R["data"].theta[:, 0]
     rng = np.random.default_rng(10_000 + seed)
     sub = rng.choice(len(theta), size=min(cfg.topo_points, len(theta)), replace=False)
     latent = Geometry.euclidean(np.c_[np.cos(theta), np.sin(theta)][sub])  # the truth, never seen by the model
-    ours = _circle_arm(cfg, seed, arm)
+    if arm is Arm.CLAIM:
+        ours = R["coh"]
+    else:
+        ours = l1_twin(cfg, seed)
+        if arm is Arm.POSITIVE:
+            ideal = coherent_arc_codes(theta, cfg.n_features, np.random.default_rng([seed, 31]))
+            ours = _plant_topology(ours, ideal, sub, latent, TOPOLOGY_MARGIN, seed)
     chk_ours = interleaving_check(ours.codes[sub], latent)
     chk_l1 = interleaving_check(R["l1"].codes[sub], latent)
     chk_none = interleaving_check(R["none"].codes[sub], latent)
@@ -289,7 +294,7 @@ def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
             dg[name] = vr_diagrams(latent.distances(f, f))
         figures["diagrams"] = _plot_diagrams(dg)
     return ClaimResult(
-        "holds" if gain > 0.15 else "fails",
+        "holds" if gain > TOPOLOGY_MARGIN else "fails",
         measured={
             "dB_H1(L1) - dB_H1(Coh)": gain,
             "dB_H1(Coh)": chk_ours["bottleneck_H1"],
@@ -369,23 +374,28 @@ MNIST_BAR = 0.1
 def _mnist_claim(scale: Scale, seed: int, arm: Arm, which: str) -> ClaimResult:
     """Shared body of the two rotated-MNIST claims; ``which`` is ``"angle"`` or ``"pixel"`` (Coh's geometry)."""
     cfg = get_config(scale)
-    seed += FRESH
+    seed += FRESH2
     R = mnist_runs(cfg, seed)
-    theta = R["data"].theta[:, 0]
-    angle = R["angle"]  # evaluation geometry: the rotation angle on S^1
+    held = R["heldout"]  # v2: judged on digits no model trained on (Coh-angle trained on the training digits' angle)
+    theta = held.theta[:, 0]
+    angle = Geometry.circular(held.theta)  # evaluation geometry: the held-out images' rotation angle on S^1
 
     def score(A):
         return feature_coherence(A, angle)["coherence"]
 
-    l1 = R[f"l1-{which}"]
+    def on_heldout(res) -> _Planted:
+        return _Planted(encode(res, held.X), res.mse)
+
+    l1 = on_heldout(R[f"l1-{which}"])
     if arm is Arm.CLAIM:
-        ours = R[f"coh-{which}"]
+        ours = on_heldout(R[f"coh-{which}"])
     else:
-        aa = twin(cfg, seed, "mnist", f"l1-{which}")
+        aa = on_heldout(twin(cfg, seed, "mnist", f"l1-{which}"))
         ideal = coherent_arc_codes(theta, cfg.n_features, np.random.default_rng([seed, 31]))
         ours = aa if arm is Arm.NEGATIVE else _plant(aa, ideal, {"coherence": score}, {"coherence": MNIST_BAR}, seed)
-    c = {k: _mean(score(v.codes)) for k, v in (("ours", ours), ("l1", l1), ("none", R["none"]))}
-    contig = {k: _arc_stats(v.codes, theta, cfg.n_angles)[0] for k, v in (("ours", ours), ("l1", l1))}
+    none = on_heldout(R["none"])
+    c = {k: _mean(score(v.codes)) for k, v in (("ours", ours), ("l1", l1), ("none", none))}
+    contig = {k: _binned_contiguity(v.codes, theta, cfg.n_angles) for k, v in (("ours", ours), ("l1", l1))}
     gain = c["ours"] - c["l1"]
     figures = {}
     if arm is Arm.CLAIM:
@@ -397,13 +407,14 @@ def _mnist_claim(scale: Scale, seed: int, arm: Arm, which: str) -> ClaimResult:
             "coherence(Coh)": c["ours"],
             "binned contiguity(Coh)": contig["ours"],
             "density(Coh)": ours.density,
-            "MSE(Coh)": ours.mse,
+            "MSE(Coh) (training digits)": ours.mse,
+            "held-out images": len(theta),
         },
         baselines={
             "coherence(L1)": c["l1"],
             "binned contiguity(L1)": contig["l1"],
             "density(L1)": l1.density,
-            "MSE(L1)": l1.mse,
+            "MSE(L1) (training digits)": l1.mse,
             "coherence(recon only)": c["none"],
             "MSE(recon only)": R["none"].mse,
         },
@@ -413,12 +424,13 @@ def _mnist_claim(scale: Scale, seed: int, arm: Arm, which: str) -> ClaimResult:
 
 
 @claim(
-    "coherence/rotated-mnist-angle-v1",
+    "coherence/rotated-mnist-angle-v2",
     statement="On real 28x28 MNIST digits rotated through 36 angles, recon + Coh handed the rotation angle as its "
     "geometry (S^1: side information that the L1 and recon-only arms do not get) learns features whose angle "
     "tuning is more coherent (the paper's coherence 1 - V_col/V_total on the angle, chance-corrected against "
-    "shuffled samples) than recon + L1 features at matched density, by more than 0.1 (paired over seeds; fresh "
-    "seeds, seed + 1000)",
+    "shuffled samples) than recon + L1 features at matched density, by more than 0.1. v2: judged on the codes of "
+    "held-out digits (never trained on, so Coh's training objective on the angle is not the judged quantity); "
+    "paired over untouched seeds (seed + 2000)",
     paper="abstract: Coh validated 'in an auto-encoder using synthetic and rotated MNIST datasets'",
     control="A/A: a second L1 model at the matched weight (its own initialisation and batch order) in Coh's place",
     positive="that A/A code with the fewest features (seeded order) replaced by arcs tiling the angle that raise its "
@@ -431,10 +443,11 @@ def rotated_mnist_angle(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimR
 
 
 @claim(
-    "coherence/rotated-mnist-pixel-graph-v1",
+    "coherence/rotated-mnist-pixel-graph-v2",
     statement="On the same rotated MNIST, recon + Coh on the pixel-space kNN graph (10-NN, geodesic, joined by "
     "the Euclidean minimum spanning tree; no side information) learns features whose angle tuning is more "
-    "coherent than recon + L1 features at matched density, by more than 0.1 (same measure and seeds)",
+    "coherent than recon + L1 features at matched density, by more than 0.1 (same measure, held-out digits and "
+    "seeds as rotated-mnist-angle-v2)",
     paper="abstract: Coh validated 'in an auto-encoder using synthetic and rotated MNIST datasets' (the geometry "
     "Coh used there is not recovered)",
     control="A/A: a second L1 model at the weight matched to this Coh arm's density, in Coh's place",
@@ -449,22 +462,24 @@ def rotated_mnist_pixel_graph(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> 
 
 # --- MiniLM token embeddings of SST-2 ---------------------------------------------------------------------------
 
-#: Bars of token-features-v1 (fixed before its first judged run): Coh's dictionary features beat L1's by 0.1 in
-#: support connectivity on the embeddings' 10-NN graph and by 0.05 in top-token consistency (both chance-corrected).
+#: Bars of token-features-v1/v2 (fixed before v1's first judged run): Coh's dictionary features beat L1's by 0.1 in
+#: support compactness on the embeddings' 10-NN graph and by 0.05 in top-token consistency (both chance-corrected).
 TOKEN_BARS = {"contiguity": 0.1, "consistency": 0.05}
 
 
 @claim(
-    "coherence/token-features-v1",
+    "coherence/token-features-v2",
     statement="On MiniLM-L6 (a BERT-architecture encoder) contextual token embeddings of SST-2 word pieces, an SAE "
     "dictionary (32 atoms) trained with recon + Coh (on the embeddings' kNN-geodesic geometry) has features whose "
-    "support is more connected on the embeddings' 10-NN graph (chance-corrected, by > 0.1) and whose top-10 "
-    "activating tokens are more often the same word (chance-corrected, by > 0.05) than an SAE trained with recon + "
-    "L1 at matched density (paired over fresh seeds, seed + 1000: other sentences, other initialisations)",
+    "support is more compact on the embeddings' 10-NN graph (v2's size-aware measure, chance-corrected, by > 0.1) "
+    "and whose top-10 activating tokens more often carry the same word-piece id (chance-corrected, by > 0.05) than "
+    "an SAE trained with recon + L1 at matched density (paired over untouched seeds, seed + 2000: other sentences, "
+    "other initialisations)",
     paper="abstract: Coh validated 'in a token embedding of BERT using language data'",
     control="A/A: a second SAE with the matched L1 weight (its own initialisation and batch order) in Coh's place",
-    positive="that A/A dictionary with the fewest features (seeded order) replaced by bumps over the 20 nearest "
-    "tokens of a random token, raising both of its own scores by 1.25 x their bars, in Coh's place",
+    positive="that A/A dictionary with the fewest features (seeded order) replaced by same-word features (each "
+    "firing on every token of one frequent word piece), raising both of its own scores by 1.25 x their bars, in "
+    "Coh's place",
     mechanisms=("coh-penalty-tokens",),
     judge=(
         Interval("contiguity(Coh) - contiguity(L1)", above=TOKEN_BARS["contiguity"]),
@@ -473,7 +488,7 @@ TOKEN_BARS = {"contiguity": 0.1, "consistency": 0.05}
 )
 def token_features(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = get_config(scale)
-    seed += FRESH
+    seed += FRESH2
     try:
         R = token_runs(cfg, seed)
     except ValueError as exc:  # transformers or the MiniLM data wheel missing
@@ -488,7 +503,7 @@ def token_features(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
         ours = R["coh"]
     else:
         aa = twin(cfg, seed, "tokens", "l1")
-        ideal = ball_codes(data.X, cfg.token_features, np.random.default_rng([seed, 71]))
+        ideal = word_codes(data.groups, cfg.token_features, np.random.default_rng([seed, 71]))
         ours = aa if arm is Arm.NEGATIVE else _plant(aa, ideal, scores, TOKEN_BARS, seed)
     s = {
         name: {k: _mean(fn(v.codes)) for k, v in (("ours", ours), ("l1", R["l1"]), ("none", R["none"]))}
@@ -524,11 +539,11 @@ PLANTED_MSE_RATIO = 1.2
 
 
 @claim(
-    "coherence/reconstruction-kept-v3",
+    "coherence/reconstruction-kept-v4",
     statement="Engineering check (not a claim of the paper; kept, not counted): on circle data, recon + Coh "
     "reconstructs about as well as recon + L1 at matched activation density: the paired ratio MSE(Coh) / MSE(L1) "
     "stays below 1.5. The negative control's 100x weight and the embedding's curvature 3 were fixed from v2's seeds; "
-    "judged on fresh seeds (seed + 1000)",
+    "v4: judged on untouched seeds (seed + 2000)",
     paper="abstract: Coh 'yields not just interpretable features but an interpretable feature space' "
     "(reconstruction is not quantified in the abstract)",
     control="Coh at 100x its weight (lambda_Coh = 10, coherence dominating reconstruction) in place of the "
@@ -543,7 +558,7 @@ def reconstruction_kept(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimR
     from icml26.coherence.model import fit_autoencoder
 
     cfg = get_config(scale)
-    seed += FRESH  # v3: judged on fresh seeds
+    seed += FRESH2  # v4: judged on untouched seeds
     R = circle_runs(cfg, seed)
     ours = R["coh"]
     if arm is Arm.POSITIVE:  # the A/A model, handicapped by the planted ratio
@@ -617,7 +632,7 @@ def cheaper_than_ph_losses(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Cla
     above=0.1,
 )
 def coh_penalty(scale: Scale, seed: int) -> dict[str, float]:
-    R = circle_runs(get_config(scale), seed + FRESH)  # the models the v3 circle claims read
+    R = circle_runs(get_config(scale), seed + FRESH2)  # the models the circle claims read
     v = {
         arm: coherence_report(R[arm].codes, R["geometry"]).summary()["mean_column_variance"] for arm in ("coh", "none")
     }
@@ -632,7 +647,7 @@ def coh_penalty(scale: Scale, seed: int) -> dict[str, float]:
     above=0.1,
 )
 def coh_penalty_mnist(scale: Scale, seed: int) -> dict[str, float]:
-    R = mnist_runs(get_config(scale), seed + FRESH)  # the models the MNIST claims read
+    R = mnist_runs(get_config(scale), seed + FRESH2)  # the models the MNIST claims read
     out = {}
     for which in ("angle", "pixel"):
         v = {
@@ -652,7 +667,7 @@ def coh_penalty_mnist(scale: Scale, seed: int) -> dict[str, float]:
 )
 def coh_penalty_tokens(scale: Scale, seed: int) -> dict[str, float]:
     try:
-        R = token_runs(get_config(scale), seed + FRESH)
+        R = token_runs(get_config(scale), seed + FRESH2)
     except ValueError:  # transformers or the MiniLM wheel missing: nothing to probe
         return {"coh-penalty-tokens": float("nan")}
     v = {a: coherence_report(R[a].codes, R["geometry"]).summary()["mean_column_variance"] for a in ("coh", "none")}
@@ -667,7 +682,7 @@ def coh_penalty_tokens(scale: Scale, seed: int) -> dict[str, float]:
     above=0.9,
 )
 def coverage(scale: Scale, seed: int) -> dict[str, float]:
-    R = circle_runs(get_config(scale), seed + FRESH)  # the models the v3 circle claims read
+    R = circle_runs(get_config(scale), seed + FRESH2)  # the models the circle claims read
     alive = {arm: float((R[arm].codes.sum(0) > 0).mean()) for arm in ("coh", "l1", "none")}
     return {"coverage": alive["coh"], "live share (L1)": alive["l1"], "live share (recon only)": alive["none"]}
 
@@ -700,7 +715,7 @@ def _coherence_check(seed: int) -> dict[str, float]:
 
 
 def _support_check(seed: int) -> dict[str, float]:
-    """Support connectivity (chance-corrected, no binning) of the known cases on the circle's 10-NN graph."""
+    """Support compactness (size-aware, no binning) of the known cases on the circle's 10-NN graph."""
     theta, codes = _circle_cases(seed)
     adj = knn_adjacency(np.c_[np.cos(theta), np.sin(theta)], 10)
     return {k: mean_live(support_contiguity(A, adj), "contiguity") for k, A in codes.items()}
@@ -743,7 +758,7 @@ def _bottleneck_check(seed: int) -> dict[str, float]:
 MEASURES = [
     MeasureCheck("coherence 1 - V_col/V_total (chance-corrected)", _coherence_check, null_band=(-0.1, 0.1), margin=0.5),
     MeasureCheck(
-        "support connectivity on the sample graph (chance-corrected)", _support_check, null_band=(-0.1, 0.1), margin=0.3
+        "support compactness on the sample graph (v2: size-aware)", _support_check, null_band=(-0.1, 0.1), margin=0.3
     ),
     MeasureCheck("top-token consistency (chance-corrected)", _consistency_check, null_band=(-0.1, 0.1), margin=0.2),
     MeasureCheck("H1 bottleneck to the true circle", _bottleneck_check, null_band=(0.7, 0.9), higher_is_better=False),

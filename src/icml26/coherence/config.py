@@ -27,8 +27,9 @@ class CoherenceConfig:
         Coherent matrices built by construction per seed for the interleaving bound.
     timing_n, timing_m, timing_repeats : int
         Batch size, code width and repeats of the per-batch cost comparison (Coh vs a VR-persistence loss).
-    n_mnist_images, mnist_steps, mnist_l1_grid :
-        Rotated real MNIST: base digits (each rotated through ``n_angles`` angles), training steps, L1 weights
+    n_mnist_images, n_mnist_heldout, mnist_steps, mnist_l1_grid :
+        Rotated real MNIST: base digits for training and held-out base digits the claims are judged on (each
+        rotated through ``n_angles`` angles), training steps, L1 weights
         swept to match the Coh arms' densities (one sweep serves both Coh arms).
     n_tokens, token_features, token_steps, lam_coh_tokens, token_l1_grid :
         MiniLM token embeddings of SST-2: tokens, dictionary size, steps, Coh weight, L1 weights swept.
@@ -48,6 +49,7 @@ class CoherenceConfig:
     timing_m: int = 16
     timing_repeats: int = 3
     n_mnist_images: int = 40
+    n_mnist_heldout: int = 10
     mnist_steps: int = 800
     mnist_l1_grid: tuple[float, ...] = (0.003, 0.01, 0.02, 0.035, 0.06)
     n_tokens: int = 2000
@@ -71,6 +73,7 @@ PRESETS: dict[str, CoherenceConfig] = {
         n_constructed=3,
         timing_repeats=2,
         n_mnist_images=6,
+        n_mnist_heldout=3,
         mnist_steps=200,
         mnist_l1_grid=(0.003, 0.02),
         n_tokens=400,
@@ -101,6 +104,7 @@ PRESETS: dict[str, CoherenceConfig] = {
         topo_points=1000,
         n_constructed=50,
         n_mnist_images=200,
+        n_mnist_heldout=50,
         mnist_steps=3000,
         n_tokens=10_000,
         token_features=64,

@@ -308,10 +308,15 @@ def make_dataset(name: str, n: int, seed: int = 0) -> Dataset:
         return circle_data(n, seed=seed)
     if name == "torus":
         return torus_data(n, seed=seed)
-    if name == "rotated-digits":
-        return rotated_digits(max(1, n // 36), 36, seed=seed)
-    if name == "rotated-mnist":
-        return rotated_mnist(min(500, max(1, n // 36)), 36, seed=seed)
+    if name in ("rotated-digits", "rotated-mnist"):
+        most = 500 if name == "rotated-mnist" else 1797
+        if n % 36 or not 36 <= n <= 36 * most:  # refused, never floored or capped silently
+            raise ValueError(
+                f"{name} needs n = images x 36 angles with 1 to {most} images (36 to {36 * most}, a multiple of 36); "
+                f"got {n}"
+            )
+        make = rotated_mnist if name == "rotated-mnist" else rotated_digits
+        return make(n // 36, 36, seed=seed)
     if name == "sst2-tokens":
         return sst2_tokens(n, seed=seed)
     if name == "minilm-tokens":

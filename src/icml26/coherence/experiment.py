@@ -15,8 +15,12 @@ from icml26.coherence.model import fit_autoencoder, fit_l1_matched
 from icml26.coherence.objective import coh_loss
 
 __all__ = [
+    "ball_codes",
+    "circle_runs",
     "coherent_arc_codes",
     "compare_penalties",
+    "encode",
+    "fit_one",
     "l1_twin",
     "mnist_runs",
     "per_batch_cost",
@@ -105,13 +109,17 @@ def _closest(sweep: list, density: float):
 
 
 def mnist_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
-    """Rotated real MNIST (``cfg.n_mnist_images`` digits x ``cfg.n_angles`` angles) and five autoencoders from
+    """Rotated real MNIST (``cfg.n_mnist_images`` training digits x ``cfg.n_angles`` angles; ``heldout``: another
+    ``cfg.n_mnist_heldout`` digits, never trained on, the claims judge codes of) and five autoencoders from
     one initialisation: recon + Coh on the rotation angle (S^1, side information no other arm gets), recon +
     Coh on the pixel-space kNN graph (geodesic; no side information), recon + L1 at the density of each Coh
     arm (one sweep over ``cfg.mnist_l1_grid``) and recon only. Cached per (config, seed)."""
     key = ("mnist", cfg, seed)
     if key not in _CACHE:
-        data = rotated_mnist(cfg.n_mnist_images, cfg.n_angles, seed=seed)
+        both = rotated_mnist(cfg.n_mnist_images + cfg.n_mnist_heldout, cfg.n_angles, seed=seed)
+        train = both.groups < cfg.n_mnist_images  # the first digits train; the rest are held out (judged)
+        data = Dataset(both.name, both.X[train], both.theta[train], both.groups[train])
+        heldout = Dataset(both.name, both.X[~train], both.theta[~train], both.groups[~train])
         angle = Geometry.circular(data.theta)
         pixel = Geometry.geodesic(data.X, n_neighbors=10, dim=3, connect=True)
         kw = _fit_kw(cfg, seed, cfg.mnist_steps)
@@ -120,6 +128,7 @@ def mnist_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
         sweep = [fit_autoencoder(data.X, penalty="l1", lam=lam, **kw) for lam in cfg.mnist_l1_grid]
         _CACHE[key] = {
             "data": data,
+            "heldout": heldout,
             "angle": angle,
             "pixel": pixel,
             "coh-angle": coh_angle,
@@ -167,6 +176,15 @@ def twin(cfg: CoherenceConfig, seed: int, experiment: str, arm: str):
             kw = _fit_kw(cfg, seed + TWIN_SEED, cfg.token_steps, n_features=cfg.token_features, hidden=0)
         _CACHE[key] = fit_autoencoder(runs["data"].X, penalty="l1", lam=runs[arm].lam, **kw)
     return _CACHE[key]
+
+
+def encode(result, X: np.ndarray) -> np.ndarray:
+    """Codes (n, m) of new inputs ``X`` (n, D) under a trained autoencoder (a ``FitResult``)."""
+    import torch
+
+    with torch.no_grad():
+        _, A = result.model(torch.as_tensor(np.asarray(X, dtype=np.float32)))
+    return A.numpy().astype(np.float64)
 
 
 def ball_codes(x: np.ndarray, m: int, rng: np.random.Generator, size: int = 20) -> np.ndarray:

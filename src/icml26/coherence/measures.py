@@ -15,9 +15,10 @@ deterministic function of the codes.
 
 - :func:`feature_coherence` — the paper's own definition on the activation matrix: the column Fréchet
   variance ``V^col_j`` around the barycentric position ``f_j``, as ``S_j = 1 - V^col_j / V_total``.
-- :func:`support_contiguity` — support connectivity on the sample graph, without binning: the share of the
-  feature's support mass inside the largest connected component of its support (entries above ``rel`` x the
-  feature's peak) in a sample graph (a kNN graph of the positions, or any symmetric adjacency).
+- :func:`support_contiguity` — compactness of the support on the sample graph, without binning and at the
+  support's own size: its edge cohesion placed between a scattered (shuffled) and a compact (graph-ball) support of
+  the same size, times the mass share of its largest connected component. It has its own normalisation in place
+  of the formula above (see the function).
 - :func:`token_consistency` — an interpretability proxy for token features: the share of pairs among a
   feature's top-``k`` activating tokens that are the same word, chance-corrected by the word frequencies.
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from icml26.coherence.geometry import Geometry, check_codes, knn_adjacency
 
@@ -99,26 +100,47 @@ def feature_coherence(A, geometry: Geometry, *, n_shuffles: int = N_SHUFFLES, re
     return {"coherence": score, "raw": raw, "null": null, "live": live, "support_share": (A > 0).mean(0)}
 
 
-# --- support connectivity on the sample graph ---------------------------------------------------------------------
+# --- support cohesion on the sample graph ---------------------------------------------------------------------------
 
 
-def _largest_component_share(a: np.ndarray, adjacency: csr_matrix, rel: float) -> float:
-    """Share of the support mass of ``a`` (n,) inside the largest component of its support subgraph."""
-    sup = np.flatnonzero(a > rel * a.max())
-    n_c, lab = connected_components(adjacency[sup][:, sup], directed=False)
-    mass = np.bincount(lab, weights=a[sup], minlength=n_c)
-    return float(mass.max() / mass.sum())
+def _cohesion(mask: np.ndarray, adjacency: csr_matrix, degree: np.ndarray) -> float:
+    """Share of the edge ends of the support ``mask`` (n,) bool that stay inside it: E_in(S) / vol(S)."""
+    inside = adjacency[mask][:, mask].sum()
+    return float(inside / max(degree[mask].sum(), 1e-12))
+
+
+def _ball(seed_node: int, size: int, adjacency: csr_matrix, a: np.ndarray) -> np.ndarray:
+    """The compact reference: the ``size`` samples nearest to ``seed_node`` in hops (breadth-first order); samples
+    the search cannot reach follow by decreasing activation."""
+    order = breadth_first_order(adjacency, seed_node, directed=False, return_predecessors=False)
+    if len(order) < size:
+        rest = np.setdiff1d(np.argsort(-a, kind="stable"), order, assume_unique=False)
+        rest = rest[np.argsort(-a[rest], kind="stable")]
+        order = np.r_[order, rest]
+    mask = np.zeros(len(a), bool)
+    mask[order[:size]] = True
+    return mask
 
 
 def support_contiguity(
     A, adjacency, *, rel: float = 0.1, n_shuffles: int = N_SHUFFLES, rectify: bool = False
 ) -> dict[str, np.ndarray]:
-    """Per-feature support connectivity on the sample graph ``adjacency`` (n, n), chance-corrected.
+    """Per-feature compactness of the support on the sample graph ``adjacency`` (n, n), at its own support size.
 
-    The support of feature j is the samples where it exceeds ``rel`` x its peak; ``raw`` is the share of its
-    support mass in the largest connected component of the support's induced subgraph (no binning: every
-    sample counts), ``components`` the number of components. Returns ``contiguity`` (chance-corrected),
-    ``raw``, ``null``, ``components`` and ``live``.
+    The support S_j of feature j is the samples where it exceeds ``rel`` x its peak (no binning: every sample
+    counts), of size s. Its cohesion ``raw`` = E_in(S) / vol(S) is the share of the edge ends leaving S's samples
+    that land in S. Two references of the same size s fix the scale (v2 of this measure; v1's largest-component
+    share saturated at 1 for any large support, so a compact broad feature read like one firing everywhere):
+
+    - ``null``: a scattered support, the mean cohesion of S after ``n_shuffles`` fixed permutations of the samples;
+    - ``ball``: a compact support, the s samples nearest (in hops) to the feature's peak sample.
+
+        contiguity = (raw - null) / (ball - null)      clipped to [-1, 1]; 0 when ball - null < MIN_ROOM_GRAPH
+
+    so 1 for a support as compact as a graph ball of its size (any size), ~0 for scattered firing, in between for
+    several separated blobs, and 0 for a feature firing (nearly) everywhere (no room: the support is the graph).
+    ``components`` counts the connected components of S. Returns ``contiguity``, ``raw``, ``null``, ``ball``,
+    ``components``, ``support_share`` and ``live``.
     """
     A = check_codes(A, rectify=rectify)
     n, m = A.shape
@@ -127,18 +149,42 @@ def support_contiguity(
     adjacency = csr_matrix(adjacency)
     if adjacency.shape != (n, n):
         raise ValueError(f"adjacency is {adjacency.shape} but there are {n} samples")
+    adjacency = (adjacency.maximum(adjacency.T) > 0).astype(np.float64).tocsr()  # symmetric, unweighted
+    degree = np.asarray(adjacency.sum(1)).ravel()  # (n,)
     perms = _permutations(n, n_shuffles)
     live = A.max(0) > 0
-    raw, null, comps = np.full(m, np.nan), np.full(m, np.nan), np.zeros(m)
+    raw, null, ball = (np.full(m, np.nan) for _ in range(3))
+    comps, share, largest = np.zeros(m), np.zeros(m), np.full(m, np.nan)
     for j in np.flatnonzero(live):
         a = A[:, j]
-        raw[j] = _largest_component_share(a, adjacency, rel)
-        null[j] = np.mean([_largest_component_share(a[p], adjacency, rel) for p in perms])
-        sup = np.flatnonzero(a > rel * a.max())
-        comps[j] = connected_components(adjacency[sup][:, sup], directed=False)[0]
+        mask = a > rel * a.max()  # (n,) the support S_j
+        share[j] = mask.mean()
+        raw[j] = _cohesion(mask, adjacency, degree)
+        null[j] = np.mean([_cohesion(mask[p], adjacency, degree) for p in perms])
+        ball[j] = _cohesion(_ball(int(np.argmax(a)), int(mask.sum()), adjacency, a), adjacency, degree)
+        comps[j], lab = connected_components(adjacency[mask][:, mask], directed=False)
+        mass = np.bincount(lab, weights=a[mask], minlength=int(comps[j]))
+        largest[j] = mass.max() / mass.sum()
     score = np.full(m, np.nan)
-    score[live] = _corrected(raw[live], null[live])
-    return {"contiguity": score, "raw": raw, "null": null, "components": comps, "live": live}
+    room = ball - null
+    ok = live & (room >= MIN_ROOM_GRAPH)
+    score[live] = 0.0
+    score[ok] = np.clip((raw[ok] - null[ok]) / room[ok], -1.0, 1.0) * largest[ok]
+    return {
+        "contiguity": score,
+        "raw": raw,
+        "null": null,
+        "ball": ball,
+        "components": comps,
+        "largest_share": largest,
+        "support_share": share,
+        "live": live,
+    }
+
+
+#: The compact and the scattered reference of a support must differ by this much in cohesion for the support to
+#: be scored at all; below it the support is (nearly) the whole graph or a single sample: scored 0.
+MIN_ROOM_GRAPH = 0.02
 
 
 # --- interpretability proxy for token features --------------------------------------------------------------------

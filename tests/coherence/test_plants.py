@@ -1,0 +1,47 @@
+"""Positive-control plants sized at the bar, and the A/A twin is a different model from the arm it stands for."""
+
+import numpy as np
+import pytest
+
+from icml26.coherence.claims import PLANT_FACTOR, _plant, _Planted, word_codes
+from icml26.coherence.experiment import coherent_arc_codes
+from icml26.coherence.geometry import Geometry
+from icml26.coherence.measures import feature_coherence, token_consistency
+
+
+def test_plant_swaps_the_fewest_features_that_reach_the_bar():
+    rng = np.random.default_rng(0)
+    theta = rng.uniform(0, 2 * np.pi, 400)
+    geo = Geometry.circular(theta)
+    aa = _Planted(rng.random((400, 16)), 1.0)  # an A/A code with no tuning
+
+    def score(A):
+        return feature_coherence(A, geo)["coherence"]
+
+    ideal = coherent_arc_codes(theta, 16, rng)
+    for bar in (0.1, 0.3):
+        planted = _plant(aa, ideal, {"c": score}, {"c": bar}, seed=1)
+        gain = np.nanmean(score(planted.codes)) - np.nanmean(score(aa.codes))
+        swapped = int((planted.codes != aa.codes).any(0).sum())
+        assert gain >= PLANT_FACTOR * bar
+        # one feature fewer would miss: each swap moves the mean by about 1/16, so the plant overshoots by < 1 swap
+        assert gain < PLANT_FACTOR * bar + 1.2 / 16, (bar, gain, swapped)
+        assert planted.mse == aa.mse
+
+
+def test_word_plant_raises_top_token_consistency():
+    rng = np.random.default_rng(3)
+    ids = np.minimum(rng.zipf(1.4, 3000), 300)
+    W = word_codes(ids, 8, rng)
+    assert W.shape == (3000, 8) and np.all((W > 0).sum(0) >= 10)
+    assert np.nanmean(token_consistency(W, ids)["consistency"]) == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_the_aa_twin_is_another_model_than_the_arm_it_replaces():
+    from icml26.coherence.config import get_config
+    from icml26.coherence.experiment import circle_runs, l1_twin
+
+    cfg = get_config("smoke")
+    twin, l1 = l1_twin(cfg, 3), circle_runs(cfg, 3)["l1"]
+    assert twin.lam == l1.lam and not np.allclose(twin.codes, l1.codes)
