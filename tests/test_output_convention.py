@@ -27,7 +27,7 @@ from icml26.registry import SYSTEMS
 IMPLEMENTED = sorted(s.id for s in SYSTEMS.values() if s.implemented)
 
 #: systems whose verbs are being rebuilt in their own v2 issues; they adopt the convention when those land
-PENDING = {"coherence", "dualflow", "eegmoce", "hyperhopfield", "slmbrain", "smoothspike", "spik4lite", "vipo"}
+PENDING = {"coherence", "dualflow", "eegmoce", "hyperhopfield", "smoothspike", "spik4lite"}
 
 #: verbs that compute no summary numbers: their output file is the result (a data set, a table, a rendering)
 NO_JSON = {
@@ -41,6 +41,10 @@ NO_JSON = {
     ("srfpt", "sample"): "writes a sampled data set",
     ("ucast", "simulate"): "writes simulated trajectories",
     ("ucast", "forecast"): "writes the ensemble forecast; 'evaluate' scores it",
+    ("slmbrain", "simulate"): "writes a simulated world and its fMRI",
+    ("slmbrain", "features"): "writes the features; 'encode' scores them",
+    ("vipo", "make-dataset"): "writes an offline data set",
+    ("vipo", "train-behaviour"): "writes a behaviour policy; 'evaluate' scores policies",
 }
 
 #: systems whose verbs import no torch
@@ -70,6 +74,16 @@ CPU_ONLY = {
     ("zolangevin", "sample"): "NumPy samplers on analytic targets",
     ("zolangevin", "train-prior"): "a score network for 16x16 to 28x28 images; CPU",
     ("zolangevin", "invert"): "the score network's queries dominate; CPU",
+    ("slmbrain", "simulate"): "a toy grammar world and small GRU language models",
+    ("slmbrain", "features"): "word states of small LMs, or SmolLM2-135M on CPU; not yet device-aware",
+    ("slmbrain", "encode"): "no LM: ridge regression on saved features",
+    ("slmbrain", "compress"): "RTN/GPTQ/pruning of the small students on CPU; not yet device-aware",
+    ("slmbrain", "probe"): "linear probes on small models' states",
+    ("vipo", "make-dataset"): "Pendulum/toy data from a small behaviour policy",
+    ("vipo", "dataset"): "SB3 SAC on MuJoCo, whose simulator runs on the CPU",
+    ("vipo", "train"): "ensembles of small MLPs on CPU; not yet device-aware",
+    ("vipo", "evaluate"): "rollouts of a small actor in a CPU simulator",
+    ("vipo", "train-behaviour"): "a small SAC on Pendulum",
 }
 
 

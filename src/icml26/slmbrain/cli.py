@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import shutil
 import sys
@@ -150,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         "as in the default --alphas=-1,6,15",
     )
     e.add_argument("--delays", type=_ints, default="1,2,3,4", help="FIR delays in TRs")
-    e.add_argument("--json", type=Path, help="write per-layer ROI scores as JSON here")
+    add_json_argument(e, "per-layer ROI scores")
     e.add_argument("--out", type=Path, help="write the best layer's normalised r per voxel (.npy) here")
 
     c = sub.add_parser(
@@ -169,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset for student")
     c.add_argument("--seed", type=SEED, default=0, help="world seed for student")
     c.add_argument("--out", type=Path, help="folder to save the compressed transformers model (must not exist)")
-    c.add_argument("--json", type=Path, help="write per-layer errors and LM losses as JSON here")
+    add_json_argument(c, "per-layer errors and LM losses")
 
     p = sub.add_parser(
         "probe",
@@ -181,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="student:16", help="'student:WIDTH' or 'teacher'")
     p.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset")
     p.add_argument("--seed", type=SEED, default=0, help="world seed")
-    p.add_argument("--json", type=Path, help="write accuracies per property and layer as JSON here")
+    add_json_argument(p, "accuracies per property and layer")
 
     a = sub.add_parser(
         "alice",
@@ -242,12 +241,6 @@ def _layers(text: str):
     if not out or any(i < 0 or i > 1000 for i in out):
         raise argparse.ArgumentTypeError(f"{text!r}: give layers in [0, 1000]")
     return out
-
-
-def _write_json(path, payload) -> None:
-    if path is not None:
-        with atomic_output(path) as tmp:
-            tmp.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _world_model(spec: str, scale: str, seed: int):
@@ -369,9 +362,9 @@ def _encode(args) -> int:
     from icml26.slmbrain.data import _load_array, load_features, load_fmri
     from icml26.slmbrain.encoding import encode, roi_mean
 
-    for p, suf in ((args.json, ()), (args.out, (".npy",))):
-        if p is not None:
-            check_output_path(p, suffixes=suf)
+    check_json_output(args.json)
+    if args.out is not None:
+        check_output_path(args.out, suffixes=(".npy",))
     X, _ = load_features(args.features)  # (L, n_TR, p)
     rois, names = None, None
     if args.fmri.suffix == ".npz":
@@ -463,7 +456,7 @@ def _encode(args) -> int:
         logging.getLogger("icml26.slmbrain.encoding").removeHandler(handler)
     # the layer is chosen by its cross-validated score on the training stories, never by the test story's
     best = int(np.argmax([r["cv_score"] for r, _ in rows]))
-    _write_json(args.json, {"normalised": rep is not None, "best_layer": best, "layers": [r for r, _ in rows]})
+    write_json(args.json, {"normalised": rep is not None, "best_layer": best, "layers": [r for r, _ in rows]})
     if args.out is not None:
         save_npy(args.out, rows[best][1])
     return 0
@@ -475,8 +468,7 @@ def _compress(args) -> int:
     from icml26.slmbrain.compress import calibration_batch, compress_model
     from icml26.slmbrain.lm import lm_loss
 
-    if args.json is not None:
-        check_output_path(args.json)
+    check_json_output(args.json)
     if args.method in ("magnitude", "wanda") and args.sparsity >= 1:
         raise ValueError("--sparsity must be below 1")
     w, model = _world_model(args.model, args.scale, args.seed)
@@ -532,7 +524,7 @@ def _compress(args) -> int:
         f"{args.method} ({args.bits} bits / sparsity {args.sparsity:g}) on {len(errs)} layers: LM loss "
         f"{before:.4f} -> {after:.4f}; mean relative layer error {np.mean(list(errs.values())):.4f}"
     )
-    _write_json(
+    write_json(
         args.json,
         {
             "method": args.method,
@@ -550,8 +542,7 @@ def _probe(args) -> int:
     from icml26.slmbrain.lm import word_states
     from icml26.slmbrain.probe import probe_layers
 
-    if args.json is not None:
-        check_output_path(args.json)
+    check_json_output(args.json)
     w, model = _world_model(args.model, args.scale, args.seed)
     if model is None:
         raise ValueError(f"--model {args.model!r}: probe takes 'student:WIDTH' or 'teacher'")
@@ -559,7 +550,7 @@ def _probe(args) -> int:
     acc = probe_layers(states, [s.corpus for s in w.stories])
     for prop, v in acc.items():
         print(f"{prop:>9}: " + " ".join(f"L{i}={a:.3f}" for i, a in enumerate(v)))
-    _write_json(args.json, {"model": args.model, "accuracy": acc})
+    write_json(args.json, {"model": args.model, "accuracy": acc})
     return 0
 
 

@@ -12,13 +12,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, finite_float, fraction
-from icml26._util.io import atomic_output, check_json_output, check_output_path, write_json
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, finite_float, fraction
+from icml26._util.io import check_json_output, check_output_path, write_json
 
 QUALITIES = ("random", "medium", "expert", "medium-replay", "medium-expert")
 TASKS = ("hopper", "halfcheetah", "walker2d")  # icml26.vipo.mujoco_data.TASKS (kept torch-free here)
@@ -121,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="Minari data set directory to create (no suffix) or a .hdf5/.h5/.npz file",
     )
-    g.add_argument("--json", type=Path, help="write the evaluations and the summary here (- = stdout)")
+    add_json_argument(g, "the evaluations and the summary")
 
     t = sub.add_parser(
         "train",
@@ -170,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--seed", type=seed, default=0, help="random seed")
     t.add_argument("--out", type=Path, required=True, help="policy file to write (.pt)")
-    t.add_argument("--json", type=Path, help="write the learning curve and model diagnostics here")
+    add_json_argument(t, "the learning curve and model diagnostics")
 
     e = sub.add_parser(
         "evaluate",
@@ -186,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--ref-max", type=finite_float, help="expert reference return (instead of --dataset)")
     e.add_argument("--episodes", type=bounded_int(1, 10000, what="time"), default=10, help="evaluation episodes")
     e.add_argument("--seed", type=seed, default=0, help="first episode seed")
-    e.add_argument("--json", type=Path, help="write the returns here")
+    add_json_argument(e, "the returns")
 
     b = sub.add_parser(
         "train-behaviour",
@@ -200,12 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=seed, default=0, help="random seed")
     b.add_argument("--out", type=Path, required=True, help="policy file to write (.pt)")
     return parser
-
-
-def _write_json(path, payload) -> None:
-    if path is not None:
-        with atomic_output(path) as tmp:
-            tmp.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _make_dataset(args) -> int:
@@ -275,8 +268,7 @@ def _train(args) -> int:
     from icml26.vipo.policy import PolicyConfig, save_actor, train_policy
 
     check_output_path(args.out)
-    if args.json:
-        check_output_path(args.json)
+    check_json_output(args.json)
     if args.elites > args.members:
         raise ValueError(f"--elites {args.elites} exceeds --members {args.members}")
     torch.set_num_threads(1)
@@ -340,7 +332,7 @@ def _train(args) -> int:
         f"{args.algo} on {env_id}: return {plog.final_return:.1f} (mean of last {pc.last_evals} evaluations){score}; "
         f"policy-state model MSE {summary['policy_state_mse']:.4g}; wrote {args.out}"
     )
-    _write_json(args.json, summary)
+    write_json(args.json, summary)
     return 0
 
 
@@ -350,8 +342,7 @@ def _evaluate(args) -> int:
     from icml26.vipo.data import load_dataset, normalised_score
     from icml26.vipo.policy import evaluate_policy, load_actor
 
-    if args.json:
-        check_output_path(args.json)
+    check_json_output(args.json)
     actor = load_actor(args.policy)
     extra = actor.extra
     env_id = args.env or extra.get("env")
@@ -390,7 +381,7 @@ def _evaluate(args) -> int:
         out["normalised"] = float(normalised_score(out["mean"], *ref))
         line += f"; normalised score {out['normalised']:.1f} (random {ref[0]:.1f}, expert {ref[1]:.1f})"
     print(line)
-    _write_json(args.json, out)
+    write_json(args.json, out)
     return 0
 
 
