@@ -1,6 +1,8 @@
 """Every eegmoce arm and baseline tuned on validation subjects, then tested on unseen subjects (EEGMAT).
 
     python benchmarks/eegmoce_tuning.py [--seed 0] [--out benchmarks/results/eegmoce_tuning.json]
+    python benchmarks/eegmoce_tuning.py --arms braindecode-eegnet --lrs 0.01 --epochs 16 32 64 --no-fitted \
+        --out benchmarks/results/eegmoce_tuning_corner.json   # an arm that chose the grid's corner, extended
 
 The shipped EEGMAT subset (12 subjects x 30 windows of 4 s, rest vs mental arithmetic, per-subject z-scoring),
 GroupKFold(4) over subjects (``--seed`` shuffles it). In every fold 3 of the 9 training subjects are held out as
@@ -96,6 +98,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the folds, validation draws and initialisations")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "eegmoce_tuning.json"))
     ap.add_argument("--arms", nargs="*", default=list(TRAINED), help="trained arms to tune (default: all)")
+    ap.add_argument("--lrs", type=float, nargs="*", default=list(LRS), help="learning rates of the grid")
+    ap.add_argument("--epochs", type=int, nargs="*", default=list(EPOCHS), help="epoch counts of the grid")
+    ap.add_argument("--no-fitted", action="store_true", help="skip the fitted baselines and the rule")
     ap.add_argument("--table", default=None, help="print the README table of an earlier run's JSON and exit")
     a = ap.parse_args()
     if a.table:
@@ -110,13 +115,15 @@ def main() -> None:
         "data": "EEGMAT subset, 12 subjects, per-subject z-scoring",
         "cv": "GroupKFold(4)",
         "seed": a.seed,
-        "grid": {"lr": LRS, "epochs": EPOCHS, "validation_subjects": N_VAL},
+        "grid": {"lr": a.lrs, "epochs": a.epochs, "validation_subjects": N_VAL},
         "arms": {},
     }
     for arm in a.arms:
         t0 = time.perf_counter()
         tcfg = TrainConfig(lr=3e-3, epochs=8, **TCFG)
-        chosen = tune(d, arm, ModelConfig(), tcfg, splits, lrs=LRS, epochs=EPOCHS, n_val=N_VAL, seed=a.seed)
+        chosen = tune(
+            d, arm, ModelConfig(), tcfg, splits, lrs=tuple(a.lrs), epochs=tuple(a.epochs), n_val=N_VAL, seed=a.seed
+        )
         test = cross_validate(
             d, arm, ModelConfig(), TrainConfig(lr=chosen["lr"], epochs=chosen["epochs"], **TCFG), seed=a.seed
         )
@@ -127,6 +134,10 @@ def main() -> None:
             "seconds": time.perf_counter() - t0,
         }
         print(arm, {k: v for k, v in out["arms"][arm].items() if k != "validation"}, flush=True)
+    if a.no_fitted:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(json.dumps(out, indent=1))
+        return
     for kind in FITTED:
         val = _fitted(d, inner_splits, kind)
         test = _fitted(d, splits, kind)
