@@ -45,3 +45,27 @@ def test_the_aa_twin_is_another_model_than_the_arm_it_replaces():
     cfg = get_config("smoke")
     twin, l1 = l1_twin(cfg, 3), circle_runs(cfg, 3)["l1"]
     assert twin.lam == l1.lam and not np.allclose(twin.codes, l1.codes)
+
+
+def test_a_plant_from_two_ideals_raises_each_measure_past_its_own_target():
+    """Compact bumps raise support compactness but not word consistency, same-word features the reverse: a
+    two-ideal plant takes each replaced feature from the ideal of a measure still short of its target."""
+    rng = np.random.default_rng(4)
+    n, m = 600, 16
+    ids = rng.integers(0, 30, n)
+    A_c = np.zeros((n, m))  # ideal for "c": feature j fires on samples 0..39 (a block)
+    A_c[:40] = 1.0
+    A_w = word_codes(ids, m, rng)
+    aa = _Planted(rng.random((n, m)) * (rng.random((n, m)) < 0.3), 1.0)
+
+    def block(A):  # toy per-feature score: share of the support inside the block
+        return np.array([(A[:40, j] > 0).sum() / max((A[:, j] > 0).sum(), 1) for j in range(A.shape[1])])
+
+    def cons(A):
+        return token_consistency(A, ids)["consistency"]
+
+    scores, bars = {"c": block, "w": cons}, {"c": 0.2, "w": 0.2}
+    planted = _plant(aa, {"c": A_c, "w": A_w}, scores, bars, seed=0)
+    for k, fn in scores.items():
+        assert np.nanmean(fn(planted.codes)) - np.nanmean(fn(aa.codes)) >= PLANT_FACTOR * bars[k], k
+    assert (planted.codes != aa.codes).any(0).sum() < m  # not every feature swapped
