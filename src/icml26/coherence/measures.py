@@ -193,7 +193,8 @@ MIN_ROOM_GRAPH = 0.02
 def token_consistency(A, token_ids, *, k: int = 10, rectify: bool = False) -> dict[str, np.ndarray]:
     """Share of same-word pairs among each feature's top-``k`` activating tokens, chance-corrected.
 
-    ``token_ids`` (n,) names the word of every sample (any integer id). For feature j the raw score is the
+    ``token_ids`` (n,) names the word of every sample (any integer id; for MiniLM tokens, the word-piece id, so
+    "same word" means the same word piece). For feature j the raw score is the
     fraction of pairs among its top-k active samples that carry the same id; the null is the same fraction
     for k samples drawn at random (sum_w c_w (c_w - 1) / (n (n - 1)) over word counts c_w). Features active on
     fewer than 2 samples are not scored (NaN). Returns ``consistency``, ``raw``, ``null`` (scalar) and ``live``.
