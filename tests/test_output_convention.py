@@ -27,7 +27,7 @@ from icml26.registry import SYSTEMS
 IMPLEMENTED = sorted(s.id for s in SYSTEMS.values() if s.implemented)
 
 #: systems whose verbs are being rebuilt in their own v2 issues; they adopt the convention when those land
-PENDING = {"coherence", "dualflow", "eegmoce", "hyperhopfield", "smoothspike", "spik4lite"}
+PENDING = {"coherence", "dualflow", "eegmoce", "spik4lite"}
 
 #: verbs that compute no summary numbers: their output file is the result (a data set, a table, a rendering)
 NO_JSON = {
@@ -84,6 +84,13 @@ CPU_ONLY = {
     ("vipo", "train"): "ensembles of small MLPs on CPU; not yet device-aware",
     ("vipo", "evaluate"): "rollouts of a small actor in a CPU simulator",
     ("vipo", "train-behaviour"): "a small SAC on Pendulum",
+    ("hyperhopfield", "fields"): "no torch: NumPy place fields",
+    ("hyperhopfield", "geometry"): "no torch: NumPy/ripser Betti curves",
+    ("hyperhopfield", "capacity"): "the Hopfield memories of a few hundred patterns run on CPU",
+    ("hyperhopfield", "decode"): "no torch: a NumPy Bayesian decoder",
+    ("smoothspike", "finetune"): "a spiking encoder of MiniLM size on CPU (--threads); not yet device-aware",
+    ("smoothspike", "analyze"): "one forward pass of a checkpoint (--threads)",
+    ("smoothspike", "fuse"): "folds the rotation into the weights (--threads)",
 }
 
 

@@ -12,13 +12,12 @@ its spike counts per layer, fuse its rotations into the weights.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, learning_rate
-from icml26._util.io import atomic_output, check_output_path
+from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, learning_rate
+from icml26._util.io import check_json_output, check_output_path, write_json
 
 TASK_HELP = (
     "sst2, cola, rte (GLUE tasks shipped with icml26: a training subset and the dev set; --glue-dir reads a full "
@@ -105,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--warmup", type=bounded_int(0, 100000, what="steps"), default=20,
                    help="linear learning-rate warm-up steps")  # fmt: skip
     f.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
-    f.add_argument("--json", type=Path, help="write the metrics as JSON here")
+    add_json_argument(f, "the metrics")
 
     a = sub.add_parser(
         "analyze",
@@ -119,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--sentences", type=bounded_int(1, 10000, what="memory"), default=64,
                    help="test texts recorded for the spike statistics")  # fmt: skip
     a.add_argument("--max-len", type=bounded_int(1, 4096), help="tokens per text (default: the model's maximum)")
-    a.add_argument("--json", type=Path, help="write the report as JSON here")
+    add_json_argument(a, "the report")
 
     z = sub.add_parser(
         "fuse",
@@ -130,14 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     z.add_argument("--checkpoint", type=Path, required=True, help="a rotated checkpoint written by finetune")
     z.add_argument("--out", type=Path, required=True, help="fused checkpoint to write (.pt)")
-    z.add_argument("--json", type=Path, help="write the check (max |logit difference|, parameters) as JSON here")
+    add_json_argument(z, "the check (max |logit difference|, parameters)")
     return parser
-
-
-def _write_json(path, payload) -> None:
-    if path is not None:
-        with atomic_output(path) as tmp:
-            tmp.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _tokenizer(args):
@@ -202,9 +195,9 @@ def _finetune(args) -> int:
     from icml26.smoothspike.data import GLUE_TASKS, glue_score
     from icml26.smoothspike.train import FinetuneConfig, build_model, evaluate, finetune, save_checkpoint
 
-    for p in (args.out, args.json):
-        if p is not None:
-            check_output_path(p)
+    if args.out is not None:
+        check_output_path(args.out)
+    check_json_output(args.json)
     torch.set_num_threads(args.threads)
     tok = _tokenizer(args)
     train, test = _splits(args, args.task)
@@ -232,7 +225,7 @@ def _finetune(args) -> int:
     save_checkpoint(model, args.out, **meta)
     shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
     print(f"{args.rotation} on {meta['task']} ({len(train)} train / {len(test)} test): {shown}; wrote {args.out}")
-    _write_json(args.json, {**meta, "rotation": args.rotation, "init": args.init, "final_loss": losses[-1],
+    write_json(args.json, {**meta, "rotation": args.rotation, "init": args.init, "final_loss": losses[-1],
                             "steps": args.steps, "train seconds": seconds})  # fmt: skip
     return 0
 
@@ -251,8 +244,7 @@ def _analyze(args) -> int:
     from icml26.smoothspike.data import task_metrics
     from icml26.smoothspike.train import predict
 
-    if args.json:
-        check_output_path(args.json)
+    check_json_output(args.json)
     torch.set_num_threads(args.threads)
     model, meta = _load(args)
     tok = _tokenizer(args)
@@ -286,7 +278,7 @@ def _analyze(args) -> int:
     print(f"{'layer':>5} {'site':>8}" + "".join(f"{k:>24}" for k in keys))
     for r in rows:
         print(f"{r['layer']:>5} {r['site']:>8}" + "".join(f"{r[k]:>24.4f}" for k in keys))
-    _write_json(args.json, {"metrics": metrics, "rotation": model.cfg.rotation, "layers": rows})
+    write_json(args.json, {"metrics": metrics, "rotation": model.cfg.rotation, "layers": rows})
     return 0
 
 
@@ -296,9 +288,9 @@ def _fuse(args) -> int:
     from icml26.smoothspike.model import count_ops, fuse, n_params
     from icml26.smoothspike.train import save_checkpoint
 
-    for p in (args.out, args.json):
-        if p is not None:
-            check_output_path(p)
+    if args.out is not None:
+        check_output_path(args.out)
+    check_json_output(args.json)
     model, meta = _load(args)
     if model.cfg.rotation == "none":
         raise ValueError(f"checkpoint {args.checkpoint} has no rotation to fuse (it is already a baseline or fused)")
@@ -323,7 +315,7 @@ def _fuse(args) -> int:
     for k, v in summary.items():
         print(f"{k}: {v:.4g}")
     print(f"wrote {args.out}")
-    _write_json(args.json, summary)
+    write_json(args.json, summary)
     return 0
 
 
