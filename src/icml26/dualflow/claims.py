@@ -17,12 +17,17 @@ per-seed differences (5 seeds at ``small``); every threshold below was written b
 - ``real-place-cells-v3`` (issue 40 review): on real rat hippocampal units (bundled nelpy linear track), DCF's 3-D
   latent decodes the animal's position on held-out laps better than the best of PCA, GPFA and the VAE (DCF and the
   VAE tuned on the same validation grid; each seed its own split), by a margin (:mod:`icml26.dualflow.real`);
-- ``temporal-terms-v1`` (issue 40 review): the credited temporal terms (L_df, L_td) improve the flowed latent of a
-  limit cycle seen through tuning curves, against DCF with beta = gamma = 0; each term off alone is recorded;
-- ``real-forecast-v1`` (issue 40 review): on the held-out laps, v_theta's rollout at tau = 0 forecasts the flowed
-  latent of the next 5 bins better than a linear autoregression.
+- ``temporal-terms-v2`` (issue 40 third review): the credited temporal terms (L_df, L_td) improve the flowed
+  latent of a limit cycle seen through tuning curves, against DCF with beta = gamma = 0; every arm pairs two model
+  seeds the same way (v1 paired the claim on one model seed, its controls on two); each term off alone is recorded;
+- ``real-forecast-v3`` (issue 40 third review): on the held-out laps, v_theta's rollout at tau = 0 forecasts the
+  flowed latent of the next 5 bins better than a linear autoregression, by 10 % (v1's A/A twin was fitted on a
+  bootstrap resample, biased to overfit; the twin now shuffles whole lap pairs, and v2's bar at the A/A null
+  became a margin; the probe now runs on the laps).
 
-The three review claims draw every seed from seed + FRESH (5000): seeds never used during development.
+real-place-cells-v3 draws its seeds from seed + FRESH (5000), temporal-terms-v2 from seed + FRESH_V2 (8000) and
+real-forecast-v3 from seed + FORECAST_SEEDS (10000): seeds never used during development or by an earlier
+version.
 
 Contract v3: every claim runs three arms on the same data and measurement. The comparisons have an A/A negative
 control: a second DCF (model seed + 1000) in the peers' place (``better-latents``, ``reconstruction``,
@@ -32,8 +37,9 @@ training trials in the rollout's place (``simulated-representation``); ``low-dim
 dropout off in a fit on its own model seed. Positive controls keep those A/A pairs and plant the claimed effect at
 about the claim's bar: the twin handicapped by 1.5 times each judged margin, the VAE pair's score lowered by 0.05,
 the twin forecaster's squared error scaled by 0.9, a geometric envelope with K_eff = 0.8 / p on the A/A spectrum.
-:data:`MECHANISMS` probes nested dropout's ordering (against the A/A fit without it), the flow's compression and
-the dynamical flow; :data:`MEASURES` checks every measure on the truth and on a null latent.
+:data:`MECHANISMS` probes nested dropout's ordering (against the A/A fit without it), the flow's compression, the
+dynamical flow (on Lorenz, and on the real laps for ``real-forecast``) and whether L_td is wired in (gamma 1 -> 10);
+:data:`MEASURES` checks every measure on the truth and on a null latent.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ from icml26.dualflow.experiment import (
     ABLATIONS,
     CREDITED_OFF,
     FRESH,
+    FRESH_V2,
+    GAMMA_UP,
     N_LATENT,
     SETTINGS,
     budget_k,
@@ -235,58 +243,74 @@ def real_place_cells(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResu
     )
 
 
+#: real-forecast-v3's bar: the rollout must beat the linear peer by 10 % in squared error (ratio < 0.9). v2's bar
+#: sat at the null of an A/A pair (ratio 1), which an unbiased twin clears on about half of the seeds; a margin is
+#: only stricter than v2's bar (v2 failed at small by 2.66 [1.36, 3.95]), so it cannot have been tuned to hold.
+FORECAST_BAR = 0.9
+#: real-forecast's seeds: seed + 10000 (v3; v1 used + 5000 and v2 + 8000), for the claim and its probe alike.
+FORECAST_SEEDS = 10000
+
+
 @claim(
-    "dualflow/real-forecast-v1",
-    statement="on the rat's held-out laps (the real-place-cells-v3 splits and tuned DCF, seeds + 5000), the paper's "
-    "simulated representation — the 3 bins before bin 10 of each 25-bin test window compressed, v_theta rolled out "
-    "at tau = 0 for 5 bins (0.5 s), latent read with (L D^1/2)^-1 — follows the flowed latent of those held-out bins "
-    "(first 3 coordinates) better than a ridge linear autoregression of the same order fitted on the fitting laps' "
-    "flowed latents: error ratio rollout / linear < 1",
+    "dualflow/real-forecast-v3",
+    statement="on the rat's held-out laps (the real-place-cells-v3 splits and tuned DCF, drawn at seeds + 10000, "
+    "fresh), the paper's simulated representation — the 3 bins before bin 10 of each 25-bin test window "
+    "compressed, v_theta rolled out at tau = 0 for 5 bins (0.5 s), latent read with (L D^1/2)^-1 — follows the "
+    "flowed latent of those held-out bins (first 3 coordinates) better than a ridge linear autoregression of the "
+    "same order fitted on the fitting laps' flowed latents, by a margin: error ratio rollout / linear < 0.9",
     paper="Inference section ('simulated' representation: compress, then integrate v_theta in time at fixed tau)",
-    control="A/A: the rollout replaced by a second linear autoregression, chosen and fitted the same way on a "
-    "bootstrap resample of the fitting windows: the ratio scatters around 1",
-    positive="the negative's A/A pair with the twin's forecast error scaled by sqrt(0.9): a 10 % lower squared "
-    "error planted, through the same error and verdict",
-    mechanisms=("dynamics-flow",),
-    judge=Interval("rollout / linear dynamics (real laps)", below=1.0),
+    control="A/A: the rollout replaced by a second linear autoregression, chosen and fitted the same way on the same "
+    "fitting windows in an order that shuffles whole lap pairs (no duplicates; its validation laps, the last fifth, "
+    "are its own draw and disjoint from its fitting laps): the ratio sits at or around 1",
+    positive="the negative's A/A pair with the twin's squared forecast error scaled by 0.85 (1.5 times the 10 % "
+    "margin): the claimed gain planted, through the same error and verdict",
+    mechanisms=("laps-dynamics-flow",),
+    judge=Interval("rollout / linear dynamics (real laps)", below=FORECAST_BAR),
 )
 def real_forecast(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     from icml26.dualflow.real import forecast_scores
 
-    ex = forecast_scores(scale, seed + FRESH)
+    ex = forecast_scores(scale, seed + FORECAST_SEEDS)
     err = ex["rollout error"]
-    if arm is not Arm.CLAIM:  # both controls: the bootstrap twin of the linear peer in the rollout's place
+    if arm is not Arm.CLAIM:  # both controls: the lap-pair-shuffled twin of the linear peer in the rollout's place
         twin = ex["twin forecast"]
-        if arm is Arm.POSITIVE:  # the positive control's one line: its error scaled, 10 % less squared error
-            twin = ex["target"] + np.sqrt(PLANTED_ERROR_RATIO) * (twin - ex["target"])
+        if arm is Arm.POSITIVE:  # the positive control's one line: 1.5 x the margin less squared error
+            twin = ex["target"] + np.sqrt(1 - PLANT * (1 - FORECAST_BAR)) * (twin - ex["target"])
         err = relative_error(twin, ex["target"])
     ratio = err / max(ex["linear dynamics error"], 1e-12)
     measured = {"rollout / linear dynamics (real laps)": ratio, "rollout error (relative)": err,
                 "rollout / persistence (real laps)": err / max(ex["persistence error"], 1e-12)}  # fmt: skip
     baselines = {"linear dynamics error (relative)": ex["linear dynamics error"],
-                 "persistence error (relative)": ex["persistence error"]}  # fmt: skip
-    holds = ratio < 1.0
+                 "persistence error (relative)": ex["persistence error"],
+                 "linear peer ridge": ex["peer choice"]["VAR ridge"],
+                 "A/A twin ridge": ex["twin choice"]["VAR ridge"],
+                 "linear peer latent size": ex["peer choice"]["VAR latent dimensions"],
+                 "A/A twin latent size": ex["twin choice"]["VAR latent dimensions"]}  # fmt: skip
+    holds = ratio < FORECAST_BAR
     reason = "" if holds else f"rollout error {err:.3f} vs linear {ex['linear dynamics error']:.3f}"
     return ClaimResult("holds" if holds else "fails", measured=measured, baselines=baselines, reason=reason)
 
 
-#: temporal-terms-v1's judged margins (held-out decoding R^2 of the limit cycle's state), fixed before its first run.
+#: temporal-terms' judged margins (held-out decoding R^2 of the limit cycle's state), fixed before v1's first run
+#: and unchanged in v2.
 TEMPORAL_BARS = {"linear_r2": 0.05, "knn_r2": 0.02}
 
 
 @claim(
-    "dualflow/temporal-terms-v1",
+    "dualflow/temporal-terms-v2",
     statement="the component the paper credits — the temporal terms through which time reaches the coupling, the "
     "dynamics loss L_df (beta) and the temporal-distortion term L_td (gamma) — makes DCF's 2-D flowed latent of a "
     "Van der Pol limit cycle seen through Gaussian tuning curves (40 Poisson neurons, 20 Hz) decode the state on "
-    "held-out trials better than the same DCF with beta = gamma = 0: paired differences of linear and kNN R^2 above "
-    "0.05 and 0.02 (data and model seeds seed + 5000, fresh; each term off alone is recorded beside it)",
+    "held-out trials better than DCF with beta = gamma = 0: paired differences of linear and kNN R^2 above 0.05 and "
+    "0.02. Every arm pairs two fits on distinct model seeds of the same data (seed + 8000, fresh): the reference on "
+    "seed + 8000, the compared fit on seed + 9000; each term off alone is recorded beside it",
     paper="Abstract ('the dimension-reducing flow is trained to minimize distortions of the temporal dynamics, "
     "learning an identifiable low-dimensional representation that preserves temporal relations')",
-    control="A/A: the temporal terms off on both sides — a second beta = gamma = 0 fit on its own model seed "
-    "(+1000) in the full DCF's place: the differences scatter around 0",
+    control="A/A: the temporal terms off on both sides — a second beta = gamma = 0 fit on the compared fit's model "
+    "seed (+1000) in the full DCF's place, paired with the reference exactly as the claim is: the differences "
+    "scatter around 0",
     positive="the negative's A/A pair with the reference's R^2 lowered by 1.5 times each bar (0.075, 0.03): the "
-    "claimed gain planted, through the same decoders and verdict",
+    "claimed gain planted, through the same decoders, the same seed pairing and the same verdict",
     mechanisms=("temporal-distortion",),
     judge=[
         Interval("DCF - no temporal terms, linear R2", above=TEMPORAL_BARS["linear_r2"]),
@@ -294,11 +318,11 @@ TEMPORAL_BARS = {"linear_r2": 0.05, "knn_r2": 0.02}
     ],
 )
 def temporal_terms(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    data_seed = seed + FRESH
-    ref = fit_vdp(scale, data_seed, data_seed, CREDITED_OFF)  # the credited component removed
+    data_seed = seed + FRESH_V2
+    ref = fit_vdp(scale, data_seed, data_seed, CREDITED_OFF)  # the credited component removed, model seed +0
     if arm is Arm.CLAIM:
-        ours = fit_vdp(scale, data_seed, data_seed)
-    else:  # both controls: the component removed on both sides, the second fit on its own model seed
+        ours = fit_vdp(scale, data_seed, data_seed + TWIN)  # the full DCF, model seed +1000
+    else:  # both controls: the component removed on both sides, the same seed pairing as the claim
         ours = fit_vdp(scale, data_seed, data_seed + TWIN, CREDITED_OFF)
         if arm is Arm.POSITIVE:  # the positive control's one line: the reference handicapped by 1.5 x each bar
             ref = dataclasses.replace(ref, **{k: getattr(ref, k) - PLANT * b for k, b in TEMPORAL_BARS.items()})
@@ -313,9 +337,9 @@ def temporal_terms(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
     baselines = {"no temporal terms linear R2": ref.linear_r2, "no temporal terms kNN R2": ref.knn_r2,
                  "no temporal terms final L_td": ref.loss_end["td"], "PCA(2) linear R2": pca[0],
                  "PCA(2) kNN R2": pca[1]}  # fmt: skip
-    if arm is Arm.CLAIM:  # the ablation, each term off alone, on the same fresh seed (recorded, not judged)
+    if arm is Arm.CLAIM:  # the ablation, each term off alone, on the full fit's model seed (recorded, not judged)
         for name, overrides in ABLATIONS.items():
-            res = fit_vdp(scale, data_seed, data_seed, overrides)
+            res = fit_vdp(scale, data_seed, data_seed + TWIN, overrides)
             baselines[f"{name} linear R2"], baselines[f"{name} kNN R2"] = res.linear_r2, res.knn_r2
     diffs = [measured["DCF - no temporal terms, linear R2"], measured["DCF - no temporal terms, kNN R2"]]
     holds = all(v > b for v, b in zip(diffs, TEMPORAL_BARS.values(), strict=True))
@@ -670,20 +694,43 @@ def dynamics_flow(scale: Scale, seed: int) -> dict[str, float]:
 
 @mechanism(
     "temporal-distortion",
-    component="the temporal-distortion term L_td (gamma = 1): a frame step in the compressed space equals the "
-    "same step in the data",
-    measures="relative reduction of the final L_td (mean of the last 50 steps) by training with it, against the "
-    "fit with beta = gamma = 0 on the same fresh data: (L_td off - L_td on) / L_td off (0: the term moves nothing)",
+    component="the temporal-distortion term L_td (gamma): a frame step in the compressed space equals the same step "
+    "in the data",
+    measures="is the term wired into training? relative reduction of the final L_td (mean of the last 50 steps) "
+    "when gamma goes from the recipe's 1 to 10, same data and model seed as temporal-terms' full fit: (L_td at "
+    "gamma = 1 - L_td at gamma = 10) / L_td at gamma = 1 (0: the weight moves nothing); the claim's own contrast "
+    "(gamma = 1 against beta = gamma = 0) is reported beside it, not judged here",
     above=0.1,
 )
 def temporal_distortion(scale: Scale, seed: int) -> dict[str, float]:
-    data_seed = seed + FRESH
-    on, off = fit_vdp(scale, data_seed, data_seed), fit_vdp(scale, data_seed, data_seed, CREDITED_OFF)
+    data_seed = seed + FRESH_V2
+    on = fit_vdp(scale, data_seed, data_seed + TWIN)  # temporal-terms' full fit (cached)
+    up = fit_vdp(scale, data_seed, data_seed + TWIN, GAMMA_UP)
+    off = fit_vdp(scale, data_seed, data_seed, CREDITED_OFF)  # temporal-terms' reference (cached)
     return {
-        "temporal-distortion": (off.loss_end["td"] - on.loss_end["td"]) / off.loss_end["td"],
-        "final L_td, on": on.loss_end["td"],
-        "final L_td, off": off.loss_end["td"],
-        "final L_align, on": on.loss_end["align"],
+        "temporal-distortion": (on.loss_end["td"] - up.loss_end["td"]) / on.loss_end["td"],
+        "final L_td, gamma = 1": on.loss_end["td"],
+        "final L_td, gamma = 10": up.loss_end["td"],
+        "final L_td, beta = gamma = 0": off.loss_end["td"],
+        "linear R2, gamma = 10": up.linear_r2,
+        "linear R2, gamma = 1": on.linear_r2,
+    }
+
+
+@mechanism(
+    "laps-dynamics-flow",
+    component="the dynamical flow v_theta on the real laps (real-forecast's fit)",
+    measures="error of the simulated representation (v_theta rolled out at tau = 0 for 5 bins from each held-out "
+    "window) / error of persistence, on the rat's held-out laps at seed + 10000 (1: v_theta forecasts nothing)",
+    below=0.8,
+)
+def laps_dynamics_flow(scale: Scale, seed: int) -> dict[str, float]:
+    from icml26.dualflow.real import forecast_scores
+
+    ex = forecast_scores(scale, seed + FORECAST_SEEDS)
+    return {
+        "laps-dynamics-flow": ex["rollout error"] / max(ex["persistence error"], 1e-12),
+        "rollout / linear dynamics (real laps)": ex["rollout error"] / max(ex["linear dynamics error"], 1e-12),
     }
 
 
@@ -746,7 +793,7 @@ MEASURES = [
     MeasureCheck("reconstruction R2 vs the true rates", _reconstruction_check, null_band=(-0.1, 0.05)),
     MeasureCheck("cross-seed |cos| (no permutation)", _consistency_check, null_band=(0.0, 0.1)),
 ]
-MECHANISMS = [nested_dropout_ordering, flow_compression, dynamics_flow, temporal_distortion]
+MECHANISMS = [nested_dropout_ordering, flow_compression, dynamics_flow, temporal_distortion, laps_dynamics_flow]
 CLAIMS = [
     better_latents,
     low_dimensional_support,

@@ -17,7 +17,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_float, bounded_int, fraction, nonnegative_int
+from icml26._util.cli import (
+    ArgumentParser,
+    add_json_argument,
+    bounded_float,
+    bounded_int,
+    fraction,
+    nonnegative_int,
+)
+from icml26._util.device import add_device_arguments
 from icml26._util.io import check_output_path, save_npy, save_npz
 from icml26.dualflow.config import MAX_SIMULATE_FRAMES, MAX_STEPS
 
@@ -164,6 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--behaviour", help="behaviour per bin: .npy/.npz, the counts' trials and time (not with .nwb)")
     c.add_argument("--series", help="NWB only: the behavioural time series' name (default: the only SpatialSeries)")
     c.add_argument("--bin", type=bounded_float(1e-4, 100.0, what="seconds"), default=0.05, help="NWB only: bin (s)")
+    c.add_argument(
+        "--blocks",
+        type=bounded_int(2, 10000, what="blocks"),
+        default=4,
+        help="NWB without a trials table only: cut the recording into this many equal blocks of time (the trials)",
+    )
     c.add_argument("--behaviour-key", help="array name inside a behaviour .npz")
     c.add_argument("--folds", type=bounded_int(2, 1000, what="folds"), default=4, help="cross-validation folds")
     c.add_argument("--components", type=bounded_int(1, 1000, what="latent size"), default=3, help="latent size")
@@ -177,19 +191,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     c.add_argument("--out", required=True, help="DCF's held-out latents (.npz)")
-    c.add_argument("--json", help="write the scores as JSON here ('-': stdout)")
+    add_json_argument(c, "the held-out decoding scores")
+    add_device_arguments(c, default_device="cpu")
 
     return parser
 
 
 def _decode(args) -> None:
-    import json
-
-    from icml26._util.io import atomic_output, check_input_file
+    from icml26._util.device import apply_device_arguments
+    from icml26._util.io import check_input_file, write_json
     from icml26.dualflow.config import preset
     from icml26.dualflow.data import load_array
     from icml26.dualflow.real import cross_validated_decoding
 
+    if apply_device_arguments(args).type != "cpu":
+        raise ValueError(f"--device {args.device}: DualFlow trains on the CPU only; use --device cpu")
     nwb = Path(args.data).suffix.lower() == ".nwb"
     if nwb and args.behaviour is not None:
         raise ValueError("an NWB file holds its own behaviour: name its series with --series, not --behaviour")
@@ -209,7 +225,7 @@ def _decode(args) -> None:
     if nwb:
         from icml26.dualflow.nwb import read_nwb
 
-        X, y = read_nwb(args.data, bin_s=args.bin, series=args.series)
+        X, y = read_nwb(args.data, bin_s=args.bin, series=args.series, blocks=args.blocks)
     else:
         X, y = load_array(args.data, args.key), _load_behaviour(args.behaviour, args.behaviour_key)
     n_units = X[0].shape[-1]
@@ -218,12 +234,7 @@ def _decode(args) -> None:
         X, y, n_folds=args.folds, n_components=args.components, smooth_bins=args.smooth, seed=args.seed, **kwargs
     )
     save_npz(args.out, **{f"trial_{i:05d}": z for i, z in enumerate(latents)})
-    text = json.dumps({"folds": args.folds, "components": args.components, **scores}, indent=2) + "\n"
-    if args.json == "-":
-        sys.stdout.write(text)
-    elif args.json:
-        with atomic_output(args.json) as tmp:
-            tmp.write_text(text)
+    write_json(args.json, {"folds": args.folds, "components": args.components, **scores})
     for name, s in scores.items():
         print(f"{name}: held-out linear R2 {s['linear R2']:.3f}, kNN R2 {s['kNN R2']:.3f}", file=sys.stderr)
 

@@ -390,6 +390,12 @@ def fit_peers(scale: Scale, seed: int) -> dict[str, MethodResult]:
 #: The judged runs of issue 40's second review draw data and model seeds from seed + FRESH: seeds 5000-5004 at
 #: ``small``, never used during development (the diagnosis used 0-4 and 100-102).
 FRESH = 5000
+#: The v2 claims of issue 40's third review (temporal-terms-v2, real-forecast-v2) draw from seed + FRESH_V2: seeds
+#: 8000-8004 at ``small``, used by no earlier run (their definitions changed after v1 was judged on 5000-5004).
+FRESH_V2 = 8000
+#: temporal-distortion's wiring reference: the same fit with gamma ten times the recipe's (a term that is wired in
+#: must lower its own value when its weight grows).
+GAMMA_UP = (("distortion_weight", 10.0),)
 #: The component the paper credits ("the dimension-reducing flow is trained to minimize distortions of the
 #: temporal dynamics"): the two loss terms through which time reaches the coupling, L_df (beta) and L_td (gamma).
 #: Switched off together, DCF is the alignment loss plus the compressive flow, blind to the order of frames.

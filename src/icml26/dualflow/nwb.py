@@ -7,8 +7,9 @@ Needs ``pynwb`` (optional). What is read:
 - a behavioural ``TimeSeries`` (e.g. a ``SpatialSeries`` inside ``processing/behavior/Position``): the one named
   ``series``, or else the only ``SpatialSeries`` in the file; its ``timestamps`` (or ``starting_time`` + ``rate``)
   give the time base;
-- ``trials`` (optional): each trial's ``start_time`` / ``stop_time``; without a trials table the whole series is
-  one trial.
+- ``trials`` (optional): each trial's ``start_time`` / ``stop_time``; without a trials table the series is cut
+  into ``blocks`` contiguous blocks of equal duration (default 4), which then serve as the trials (and so as the
+  cross-validation folds' units: each fold holds out whole blocks of time).
 
 Counts are binned in ``bin_s`` bins over each trial (clipped to the behaviour's time range); the behaviour per bin
 is linearly interpolated at the bin centres.
@@ -16,6 +17,7 @@ is linearly interpolated at the bin centres.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +44,10 @@ def _series(nwb, name: str | None):
     return spatial[0]
 
 
-def read_nwb(path: str | Path, bin_s: float = 0.05, series: str | None = None) -> tuple[list, list]:
+def read_nwb(path: str | Path, bin_s: float = 0.05, series: str | None = None, blocks: int = 4) -> tuple[list, list]:
     """(counts, behaviour): lists with one (n_bins_i, n_units) count array and one (n_bins_i, k) behaviour array
-    per trial of the NWB file at ``path`` (see the module docstring)."""
+    per trial of the NWB file at ``path`` — or per block of ``blocks`` equal blocks of time when the file has no
+    trials table (see the module docstring)."""
     try:
         from pynwb import NWBHDF5IO
     except ImportError:
@@ -54,6 +57,8 @@ def read_nwb(path: str | Path, bin_s: float = 0.05, series: str | None = None) -
         raise FileNotFoundError(f"no such NWB file: {path}")
     if not (np.isfinite(bin_s) and bin_s > 0):
         raise ValueError(f"bin must be a positive number of seconds; got {bin_s}")
+    if isinstance(blocks, bool) or not isinstance(blocks, int | np.integer) or blocks < 2:
+        raise ValueError(f"blocks must be an integer >= 2 (a continuous recording is cut into blocks); got {blocks!r}")
     try:
         io = NWBHDF5IO(str(path), "r", load_namespaces=True)
         nwb = io.read()
@@ -74,7 +79,8 @@ def read_nwb(path: str | Path, bin_s: float = 0.05, series: str | None = None) -
         if nwb.trials is not None and len(nwb.trials) > 0:
             bounds = list(zip(nwb.trials["start_time"][:], nwb.trials["stop_time"][:], strict=True))
         else:
-            bounds = [(t[0], t[-1])]
+            edges = np.linspace(t[0], t[-1], int(blocks) + 1)  # contiguous blocks of equal duration
+            bounds = list(itertools.pairwise(edges))
     finally:
         io.close()
     counts, behaviour = [], []
@@ -87,5 +93,8 @@ def read_nwb(path: str | Path, bin_s: float = 0.05, series: str | None = None) -
         centres = edges[:-1] + bin_s / 2
         behaviour.append(np.stack([np.interp(centres, t, col) for col in data.T], axis=1))
     if len(counts) < 2:
-        raise ValueError(f"{path}: {len(counts)} trial(s) of at least two {bin_s:g} s bins; decoding needs two")
+        raise ValueError(
+            f"{path}: {len(counts)} trial(s) or block(s) of at least two {bin_s:g} s bins; decoding needs two "
+            "(a shorter --bin, or fewer --blocks for a recording without trials)"
+        )
     return counts, behaviour

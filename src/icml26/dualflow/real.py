@@ -226,6 +226,15 @@ def cross_validated_decoding(
     return summary, latents
 
 
+def pair_permutation(pair: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """An order of the windows (by index) that shuffles whole lap pairs and keeps each pair's windows together:
+    every window once, no duplicates. The linear peer validates its choice on the last fifth of the windows it is
+    given, so this order hands the A/A twin its own validation laps, disjoint from its fitting laps (a bootstrap
+    resample would put copies of one window on both sides and bias the twin's choice towards overfitting)."""
+    pairs = np.unique(pair)
+    return np.concatenate([np.flatnonzero(pair == p) for p in rng.permutation(pairs)])
+
+
 #: real-forecast: the held-out bins forecast from each test window (start bin, horizon in bins).
 FORECAST_START, FORECAST_HORIZON = 10, 5
 
@@ -252,12 +261,14 @@ def forecast_scores(scale: Scale, seed: int) -> dict:
     start, horizon, order = FORECAST_START, FORECAST_HORIZON, int(est.history) + 1
     _, rollout = est.simulate(w.smoothed[test][:, :start], horizon, return_latent=True)
     target = z_test[:, start : start + horizon, :N_LATENT]
-    linear, _ = linear_dynamics_forecast(z_fit, z_test[:, start - order : start], horizon, order)
-    resample = np.random.default_rng([seed, 41]).integers(0, len(z_fit), size=len(z_fit))
-    twin, _ = linear_dynamics_forecast(z_fit[resample], z_test[:, start - order : start], horizon, order)
+    linear, choice = linear_dynamics_forecast(z_fit, z_test[:, start - order : start], horizon, order)
+    twin_order = pair_permutation(w.pair[fit_on], np.random.default_rng([seed, 41]))
+    twin, twin_choice = linear_dynamics_forecast(z_fit[twin_order], z_test[:, start - order : start], horizon, order)
     persistence = np.repeat(z_test[:, start - 1 : start, :N_LATENT], horizon, axis=1)
     return {
         "rollout error": relative_error(rollout[..., :N_LATENT], target),
+        "peer choice": choice,
+        "twin choice": twin_choice,
         "linear dynamics error": relative_error(linear, target),
         "persistence error": relative_error(persistence, target),
         "target": target,
