@@ -27,7 +27,7 @@ from icml26.registry import SYSTEMS
 IMPLEMENTED = sorted(s.id for s in SYSTEMS.values() if s.implemented)
 
 #: systems whose verbs are being rebuilt in their own v2 issues; they adopt the convention when those land
-PENDING = {"coherence", "dualflow", "eegmoce", "spik4lite"}
+PENDING = {"dualflow", "eegmoce", "spik4lite"}
 
 #: verbs that compute no summary numbers: their output file is the result (a data set, a table, a rendering)
 NO_JSON = {
@@ -91,6 +91,7 @@ CPU_ONLY = {
     ("smoothspike", "finetune"): "a spiking encoder of MiniLM size on CPU (--threads); not yet device-aware",
     ("smoothspike", "analyze"): "one forward pass of a checkpoint (--threads)",
     ("smoothspike", "fuse"): "folds the rotation into the weights (--threads)",
+    ("coherence", "score"): "scores saved codes with NumPy/ripser",
 }
 
 

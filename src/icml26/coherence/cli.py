@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 import numpy as np
 
 from icml26._util.cli import (
     ArgumentParser,
     DefaultsHelpFormatter,
+    add_json_argument,
     bounded_float,
     bounded_int,
     nonnegative_float,
     nonnegative_int,
     positive_int,
 )
-from icml26._util.io import atomic_output, check_output_path, save_npz
+from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.io import check_output_path, save_npz, write_json
 
 DATASETS = ("circle", "torus", "rotated-digits", "rotated-mnist", "sst2-tokens", "minilm-tokens")
 #: Data sets whose samples are images through 36 rotation angles (-n counts images x 36).
@@ -72,9 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
         "data sets, geodesic otherwise",
     )
     f.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (data and model)")
-    f.add_argument("--device", default="auto", help="auto | cpu | cuda[:N]")
+    add_device_arguments(f)
     f.add_argument("--out", default=None, help="write codes (and angles when known) to this .npz file")
-    f.add_argument("--json", default=None, help="write the summary as JSON to this file")
+    add_json_argument(f, "the summary")
 
     s = sub.add_parser(
         "score",
@@ -101,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--r-col", type=nonnegative_float, default=None, help="column radius for the coherence check")
     s.add_argument("--r-row", type=nonnegative_float, default=None, help="row radius for the coherence check")
     s.add_argument("--topology", action="store_true", help="also VR diagrams + bottleneck vs the bound 2r")
-    s.add_argument("--json", default=None, help="write the scores as JSON to this file")
+    add_json_argument(s, "the scores")
     return parser
 
 
@@ -147,11 +148,9 @@ def json_ready(payload: dict) -> dict:
 
 
 def _write_json(path: str | None, payload: dict) -> None:
-    if path is None:
-        return
-    with atomic_output(path) as tmp:
-        tmp.write_text(json.dumps(json_ready(payload), indent=2, allow_nan=False))
-    print(f"wrote {path}")
+    write_json(path, json_ready(payload))
+    if path not in (None, "-"):
+        print(f"wrote {path}")
 
 
 def _topology(A, geometry) -> dict:
@@ -179,7 +178,6 @@ def _topology(A, geometry) -> dict:
 
 def _fit(args) -> int:
 
-    from icml26._util.device import resolve_device
     from icml26.coherence.config import PRESETS
     from icml26.coherence.data import make_dataset
     from icml26.coherence.experiment import fit_one
@@ -195,11 +193,11 @@ def _fit(args) -> int:
 
     if args.out is not None:
         check_output_path(args.out, suffixes=(".npz",))
-    if args.json is not None:
+    if args.json not in (None, "-"):
         check_output_path(args.json, suffixes=(".json",))
     if args.data in ROTATED and args.n < 36:
         raise ValueError(f"{args.data} needs -n >= 36 (one image through 36 angles)")
-    device = resolve_device(args.device)
+    device = apply_device_arguments(args)
     data = make_dataset(args.data, args.n, seed=args.seed)
     kind = args.geometry
     if kind == "auto":
@@ -255,7 +253,7 @@ def _score(args) -> int:
     from icml26.coherence.geometry import Geometry, check_codes, coherence_report, is_coherent
     from icml26.coherence.measures import feature_coherence, mean_live
 
-    if args.json is not None:
+    if args.json not in (None, "-"):
         check_output_path(args.json, suffixes=(".json",))
     A = check_codes(load_array(args.codes, what="codes file", ndim=2), rectify=args.rectify)
     if args.distances is not None:
