@@ -160,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="your own binned counts: DCF vs PCA latents judged by decoding a behavioural variable on held-out trials",
         description="Read binned spike counts (.npy/.npz: (trials, time, units) or one 2-D array per trial) and a "
         "behavioural variable per bin (same trials and time, (time,) or (time, k)) — or an NWB file (units' spike "
-        "times, a behavioural time series named by --series, trials; binned in --bin s bins; needs pynwb) — smooth "
+        "times, a behavioural time series named by --series, trials — or, without a trials table, --blocks equal "
+        "blocks of time; binned in --bin s bins; needs pynwb) — smooth "
         "the counts, fit DCF and "
         "PCA on all trials but one fold at a time, and decode the behaviour from each held-out latent (linear and "
         "kNN R^2). Writes DCF's held-out latents (--out, .npz, one array per trial) and the scores (--json). "
