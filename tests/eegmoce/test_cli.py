@@ -126,3 +126,8 @@ def test_cli_arms_are_the_models_arms():
     from icml26.eegmoce import cli, model
 
     assert cli.ARMS == model.ARMS
+
+
+def test_json_dash_writes_only_json_to_stdout(capsys):
+    code, out, err = run(["explain", "--checkpoint", str(DATA / "tiny.pt"), "--json", "-"], capsys)
+    assert code == 0 and json.loads(out)["arm"] == "moce" and "curvature_abs_K" in err
