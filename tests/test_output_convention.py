@@ -27,7 +27,7 @@ from icml26.registry import SYSTEMS
 IMPLEMENTED = sorted(s.id for s in SYSTEMS.values() if s.implemented)
 
 #: systems whose verbs are being rebuilt in their own v2 issues; they adopt the convention when those land
-PENDING = {"dualflow", "eegmoce", "spik4lite"}
+PENDING = {"eegmoce", "spik4lite"}
 
 #: verbs that compute no summary numbers: their output file is the result (a data set, a table, a rendering)
 NO_JSON = {
@@ -45,6 +45,9 @@ NO_JSON = {
     ("slmbrain", "features"): "writes the features; 'encode' scores them",
     ("vipo", "make-dataset"): "writes an offline data set",
     ("vipo", "train-behaviour"): "writes a behaviour policy; 'evaluate' scores policies",
+    ("dualflow", "generate"): "writes a simulated data set",
+    ("dualflow", "embed"): "writes the latent trajectories",
+    ("dualflow", "simulate"): "writes simulated future frames",
 }
 
 #: systems whose verbs import no torch
@@ -92,6 +95,10 @@ CPU_ONLY = {
     ("smoothspike", "analyze"): "one forward pass of a checkpoint (--threads)",
     ("smoothspike", "fuse"): "folds the rotation into the weights (--threads)",
     ("coherence", "score"): "scores saved codes with NumPy/ripser",
+    ("dualflow", "generate"): "NumPy simulators",
+    ("dualflow", "fit"): "DualFlow's flows and ODE train on the CPU (the estimator has no device parameter yet)",
+    ("dualflow", "embed"): "a fitted DualFlow's transform on the CPU",
+    ("dualflow", "simulate"): "a fitted DualFlow's rollout on the CPU",
 }
 
 

@@ -26,7 +26,7 @@ from icml26._util.cli import (
     nonnegative_int,
 )
 from icml26._util.device import add_device_arguments
-from icml26._util.io import check_output_path, save_npy, save_npz
+from icml26._util.io import check_json_output, check_output_path, save_npy, save_npz, write_json
 from icml26.dualflow.config import MAX_SIMULATE_FRAMES, MAX_STEPS
 
 _AXIS = bounded_int(1, 1_000_000, what="generator limit; the product is bounded by memory too")
@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     f.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     f.add_argument("--out", required=True, help="checkpoint (.pt) to write")
+    add_json_argument(f, "the effective latent size and the loss history")
 
     e = sub.add_parser(
         "embed",
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _decode(args) -> None:
     from icml26._util.device import apply_device_arguments
-    from icml26._util.io import check_input_file, write_json
+    from icml26._util.io import check_input_file
     from icml26.dualflow.config import preset
     from icml26.dualflow.data import load_array
     from icml26.dualflow.real import cross_validated_decoding
@@ -264,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     from icml26.dualflow.data import load_array
 
     _check_out(args.out, {"generate": "npz", "fit": "pt", "decode": "npz"}.get(args.verb, "array"))
+    check_json_output(getattr(args, "json", None))
     if args.verb == "decode":
         _decode(args)
         return 0
@@ -312,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         est = DualFlow(**kwargs, random_state=args.seed, verbose=show).fit(X)
         est.save(args.out)
         print(f"wrote {args.out}: K_eff = {est.effective_dim_}, final loss {est.loss_history_[-1, 0]:.4g}")
+        write_json(args.json, {"effective_dim": est.effective_dim_, "loss_history": est.loss_history_})
     elif args.verb == "embed":
         est = _load_model(args.model)
         if args.solver:
