@@ -135,3 +135,31 @@ def test_place_cell_surrogates_are_sparse_poisson_units():
     assert np.nanmax(C[np.triu_indices(30, 1)]) > 0.2  # overlapping fields on the segment co-fire
     with pytest.raises(ValueError, match="cells"):
         place_cell_counts(3, 100, "line", 1, 0.0, rng)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_through_spiking_the_test_does_not_separate_curved_from_flat_place_cells(seed):
+    """A known answer through the pipeline the Betti claims judge (place cells -> Poisson spikes -> correlations),
+    not through point clouds: at 29 units (the recordings' size) sparse place cells in H^2 of radius 5 are not
+    told apart from place cells in a flat disc. The measure is therefore NOT validated for place-cell data; this
+    test documents that failure and fails if the pipeline starts to separate them (then the claims' wording and
+    the README must change)."""
+    from icml26.hyperhopfield.betti import place_cell_counts
+    from icml26.hyperhopfield.claims import _library
+
+    lib = _library(29, 10, 0)
+
+    def scores(space, R):
+        rng = np.random.default_rng([seed, 2, int(R), len(space)])
+        return np.array(
+            [
+                correlation_geometry(place_cell_counts(29, 2000, space, 2, R, rng), rng, lib=lib)["score"]
+                for _ in range(8)
+            ]
+        )
+
+    curved, flat = scores("hyperbolic", 5.0), scores("flat", 0.0)
+    # as point clouds H^2 of radius 5 is called hyperbolic in 10 of 12 draws; through spiking at most 2 of 8 are
+    assert np.sum(curved > HYPERBOLIC_GAIN) <= 2
+    # and the curved code does not score above the flat one by anything near the claims' bar (0.2)
+    assert curved.mean() - flat.mean() < HYPERBOLIC_GAIN / 2
