@@ -100,7 +100,7 @@ def main() -> None:
         r = A.encode_story(F, story).subject_r
         profile[name] = dict(zip(("r", "r_lo", "r_hi"), interval(r), strict=True))
     chosen = rows["SmolLM2-135M"]["layers_chosen"]
-    modal = max(set(chosen), key=chosen.count)
+    modal = A.modal_layer(chosen)
     null = A.shift_null({modal: feats[modal]}, story, args.shifts, 0)
     r_modal = profile[modal]["r"]
     permutation = {"layer": modal, "r": r_modal, "null_mean": float(null.mean()), "null_max": float(null.max()),

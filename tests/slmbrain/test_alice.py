@@ -56,7 +56,7 @@ def _synthetic_story(rng, S=4, T=120, R=3, noise=1.0):
     F = rng.standard_normal((T, 5))
     signal = F @ rng.standard_normal((5, R))  # (T, R): shared by every listener
     bold = signal[None] + noise * rng.standard_normal((S, T, R))
-    story = A.Story([f"s{i}" for i in range(S)], A._z(bold, 1), None, ["w"] * T, np.arange(T) * 2.0,
+    story = A.Story([f"s{i}" for i in range(S)], A._standardise(bold, 1), None, ["w"] * T, np.arange(T) * 2.0,
                     np.arange(T) * 2.0, tuple(f"r{j}" for j in range(R)))  # fmt: skip
     return story, F
 
@@ -187,3 +187,29 @@ def test_alice_verb_on_your_own_story(tmp_path, capsys):
     assert summary["noise_ceiling_roi"] is None and len(summary["null"]) == 2
     code, _, err = run([*argv[:-2], "--t0", "500"], capsys)
     assert code == 2 and "do not overlap" in err
+
+
+def test_modal_layer_breaks_ties_by_depth_whatever_the_order():
+    assert A.modal_layer(["hidden_24", "hidden_18", "hidden_24", "hidden_18", "hidden_6"]) == "hidden_18"
+    assert A.modal_layer(["hidden_18", "hidden_24", "hidden_18", "hidden_24"]) == "hidden_18"
+    assert A.modal_layer(["hidden_2", "hidden_10", "hidden_10"]) == "hidden_10"  # the count decides first
+    assert A.modal_layer(["features"]) == "features"
+
+
+def test_compression_slots_short_of_half_their_target_are_not_judged():
+    from icml26.slmbrain.realclaims import reached
+
+    assert reached(0.05, 0.10) and reached(0.011, 0.02)
+    assert not reached(0.0018, 0.02) and not reached(0.03, 0.10) and not reached(-0.001, 0.02)
+
+
+def test_noise_ceiling_uses_every_other_listener():
+    rng = np.random.default_rng(3)
+    shared = rng.standard_normal((200, 2))
+    bold = shared[None] + rng.standard_normal((5, 200, 2))
+    story = A.Story([f"s{i}" for i in range(5)], A._standardise(bold, 1), None, ["w"], np.zeros(1),
+                    np.arange(200) * 2.0, ("a", "b"))  # fmt: skip
+    ceiling = A.noise_ceiling(story)
+    others = story.bold[1:].mean(0)
+    direct = [np.corrcoef(story.bold[0, :, j], others[:, j])[0, 1] for j in range(2)]
+    np.testing.assert_allclose(ceiling[0], direct, atol=1e-10)

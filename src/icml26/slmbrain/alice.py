@@ -72,10 +72,13 @@ class Story:
                      self.onsets[keep], self.tr_times[:n], self.rois)  # fmt: skip
 
 
-def _z(a: np.ndarray, axis: int) -> np.ndarray:
-    a = np.asarray(a, np.float64)
-    sd = a.std(axis=axis, keepdims=True)
-    return (a - a.mean(axis=axis, keepdims=True)) / np.where(sd > 0, sd, 1.0)
+def _standardise(x: np.ndarray, axis: int) -> np.ndarray:
+    """Zero mean, unit variance along ``axis``; a constant column stays all zeros."""
+    x = np.asarray(x, np.float64)
+    centred = x - x.mean(axis=axis, keepdims=True)
+    scale = np.sqrt((centred**2).mean(axis=axis, keepdims=True))
+    scale[scale == 0] = 1.0
+    return centred / scale
 
 
 # ------------------------------------------------------------------------------------------------ loaders
@@ -124,10 +127,11 @@ def load_alice(path: str | Path | None = None, *, roi_size: str = "10mm") -> Sto
         return _load_original(folder, roi_size)
     if not (folder / "alice.npz").is_file() or not (folder / "words.tsv").is_file():
         raise FileNotFoundError(f"{folder} holds neither alice.npz + words.tsv nor the authors' alice_data_shared/")
-    with np.load(folder / "alice.npz", allow_pickle=False) as z:
-        subjects = [str(s) for s in z["subjects"]]
-        bold = _z(z[f"bold_{roi_size}"], 1)
-        nuisance = np.concatenate([_z(z["rate"], 1)[..., None], _z(z["sndpwr"], 1)[..., None], _z(z["motion"], 1)], -1)
+    bundle = dict(np.load(folder / "alice.npz", allow_pickle=False))
+    bold = _standardise(bundle[f"bold_{roi_size}"], 1)  # (S, T, R)
+    regressors = [bundle["rate"][..., None], bundle["sndpwr"][..., None], bundle["motion"]]  # (S, T, 1|1|6)
+    nuisance = _standardise(np.concatenate(regressors, axis=-1), 1)
+    subjects = list(map(str, bundle["subjects"]))
     rows = [line.rstrip("\n").split("\t") for line in (folder / "words.tsv").read_text(encoding="utf-8").splitlines()]
     words = [r[2] for r in rows[1:]]
     onsets = np.array([float(r[0]) for r in rows[1:]])
@@ -153,7 +157,8 @@ def _load_original(root: Path, roi_size: str) -> Story:
     if not grids:
         raise FileNotFoundError(f"no TextGrid under {root / 'alice_stim_shared'}")
     words, onsets = read_textgrid(grids[0])
-    return Story(subjects, _z(bold, 1), _z(np.stack(nuis), 1), words, onsets, T0 + TR * np.arange(T))
+    bold, nuisance = _standardise(bold, 1), _standardise(np.stack(nuis), 1)
+    return Story(subjects, bold, nuisance, words, onsets, T0 + TR * np.arange(T))
 
 
 def load_story(textgrid: str | Path, bold: str | Path, nuisance: str | Path | None = None, *, tr: float = TR,
@@ -174,7 +179,7 @@ def load_story(textgrid: str | Path, bold: str | Path, nuisance: str | Path | No
         N = np.broadcast_to(N[None] if N.ndim == 2 else N, (Y.shape[0], *N.shape[-2:])).copy()
         if N.shape[1] != Y.shape[1] or not np.all(np.isfinite(N)):
             raise ValueError(f"nuisance regressors {nuisance}: need {Y.shape[1]} finite rows; got {N.shape}")
-        N = _z(N, 1)
+        N = _standardise(N, 1)
     if not (0 < tr <= 10) or not np.isfinite(t0):
         raise ValueError(f"tr must be in (0, 10] s and t0 finite; got tr={tr}, t0={t0}")
     times = t0 + tr * np.arange(Y.shape[1])
@@ -184,7 +189,7 @@ def load_story(textgrid: str | Path, bold: str | Path, nuisance: str | Path | No
     names = tuple(rois) if rois else tuple(f"roi{i}" for i in range(Y.shape[2]))
     if len(names) != Y.shape[2]:
         raise ValueError(f"{len(names)} ROI names for {Y.shape[2]} ROI columns")
-    return Story([f"s{i}" for i in range(Y.shape[0])], _z(Y, 1), N, words, onsets, times, names)
+    return Story([f"s{i}" for i in range(Y.shape[0])], _standardise(Y, 1), N, words, onsets, times, names)
 
 
 # ------------------------------------------------------------------------------------------------ features
@@ -214,14 +219,16 @@ def contiguous_blocks(n: int, k: int, gap: int) -> list[tuple[np.ndarray, np.nda
 
 
 def _clean(Y: np.ndarray, nuisance: np.ndarray | None, train: np.ndarray) -> np.ndarray:
-    """(T, S, R) BOLD minus each listener's nuisance regressors, weights fit on the training TRs only."""
+    """(T, S, R) BOLD with each listener's nuisance regressors (and a constant) projected out; the projection is
+    estimated on the ``train`` volumes only and applied to all of them."""
     if nuisance is None:
-        return Y - Y[train].mean(0)
-    out = np.empty_like(Y)
-    for s in range(Y.shape[1]):
-        N = np.c_[np.ones(len(Y)), nuisance[s]]
-        out[:, s] = Y[:, s] - N @ np.linalg.lstsq(N[train], Y[train, s], rcond=None)[0]
-    return out
+        return Y - Y[train].mean(axis=0, keepdims=True)
+    cleaned = []
+    for listener, N in enumerate(nuisance):  # N: (T, q)
+        design = np.concatenate([np.ones((len(N), 1)), N], axis=1)  # (T, q + 1)
+        beta, *_ = np.linalg.lstsq(design[train], Y[train, listener], rcond=None)  # (q + 1, R)
+        cleaned.append(Y[:, listener] - design @ beta)
+    return np.stack(cleaned, axis=1)
 
 
 def _ridge(X: np.ndarray, Y: np.ndarray, gap: int, alphas: np.ndarray):
@@ -294,13 +301,30 @@ def block_r(predictions: list[np.ndarray], targets: list[np.ndarray]) -> np.ndar
 
 
 def noise_ceiling(story: Story) -> np.ndarray:
-    """(S, R) leave-one-subject-out ceiling: each listener's nuisance-cleaned BOLD against the others' mean."""
-    S, T, _ = story.bold.shape
-    if S < 2:
+    """(S, R) leave-one-subject-out ceiling: r of each listener's nuisance-cleaned BOLD with the mean of all other
+    listeners', over the whole series (the model's r is a mean of within-block r, so the ratio of the two is a
+    normalisation, not a fraction bounded by 1)."""
+    n_listeners = story.bold.shape[0]
+    if n_listeners < 2:
         raise ValueError("a noise ceiling needs at least two listeners")
-    clean = _clean(story.bold.transpose(1, 0, 2), story.nuisance, np.arange(T)).transpose(1, 0, 2)  # (S, T, R)
-    total = clean.sum(0)
-    return np.stack([pearson_r(clean[s], (total - clean[s]) / (S - 1)) for s in range(S)])
+    every_volume = np.arange(story.bold.shape[1])
+    clean = _clean(story.bold.transpose(1, 0, 2), story.nuisance, every_volume)  # (T, S, R)
+    ceiling = np.empty(story.bold.shape[::2])  # (S, R)
+    for s in range(n_listeners):
+        others = np.delete(clean, s, axis=1).mean(axis=1)  # (T, R)
+        ceiling[s] = pearson_r(clean[:, s], others)
+    return ceiling
+
+
+def modal_layer(chosen: list[str]) -> str:
+    """The layer most outer folds chose; a tie goes to the shallower layer (the trailing index of its name), so
+    the answer does not depend on the order of a set."""
+
+    def depth(name: str) -> int:
+        digits = re.search(r"(\d+)$", name)
+        return int(digits.group(1)) if digits else 0
+
+    return min(set(chosen), key=lambda name: (-chosen.count(name), depth(name), name))
 
 
 def shift_null(features, story: Story, n_shifts: int, seed: int, *, min_shift: int = 20, **kw) -> np.ndarray:

@@ -23,8 +23,8 @@ have liveness probes (``MECHANISMS``) and the predictivity measure is checked bo
   Negative (A/A): GPTQ4 calibrated on an independent batch in RTN4's place. Positive: GPTQ at 2 bits (real
   quantisation damage) in GPTQ4's place.
 - ``smollm2-compressed-v1`` (not measured: no real fMRI) is replaced by the real-fMRI claims of
-  :mod:`icml26.slmbrain.realclaims` (issue 44): ``alice-learned-gain-v1``, ``alice-compression-v1``,
-  ``alice-gptq-v1``. The claims above are kept as **synthetic-world mechanism checks**.
+  :mod:`icml26.slmbrain.realclaims` (issue 44): ``alice-learned-gain-v2``, ``alice-compression-v2``,
+  ``alice-gptq-v2``. The claims above are kept as **synthetic-world mechanism checks**.
 """
 
 from __future__ import annotations

@@ -8,21 +8,27 @@ fixed), so a claim that holds on every seed is not one lucky initialisation. Eac
 smallest difference the comparison could detect with these listeners (80 % power, two-sided 5 %: the subject-level
 spread of the paired difference times ``t_.975 + t_.8`` over ``sqrt(S)``).
 
-- ``alice-learned-gain-v1`` (the size claim, issue 44 item 3a): the widest student's trained-minus-untrained gain
-  exceeds 0.01; the gain of every width (and, at ``small``, SmolLM2-135M's against its untrained twin) and the
-  circular-shift null are reported. Negative (A/A): two untrained students of that width with their own
-  initialisations. Positive: that A/A pair with a story-aligned signal planted in the BOLD along one random
-  direction of the first twin's features, of amplitude 1.5x the bar.
-- ``alice-compression-v1`` (item 3b): RTN, GPTQ, magnitude and Wanda pruning of the widest student's blocks, and
+- ``alice-learned-gain-v2`` (the size claim, issue 44 item 3a): the widest student's trained-minus-untrained gain
+  exceeds 0.01; the gain of every width (with its interval over listeners), SmolLM2-135M's against its untrained
+  twin (at ``small``; a missing SmolLM2 is named in the reason) and the circular-shift null are reported. The paper
+  gives no number for a trained-vs-untrained gain (its effect is qualitative: saturation at modest scale); 0.01 is
+  the smallest gain we would call one, and the positive control decides whether 28 listeners can resolve it.
+  Negative (A/A): two untrained students of that width with their own initialisations. Positive: that A/A pair
+  with a story-aligned signal planted in the BOLD along one random direction of the first twin's features, its
+  amplitude sized (pilot at 0.05, rescaled linearly) so that the planted gain is 1.25x the bar.
+- ``alice-compression-v2`` (item 3b): RTN, GPTQ, magnitude and Wanda pruning of the widest student's blocks, and
   RTN and magnitude pruning of everything (embeddings and LM head too), each at the strength where its held-out
-  LM loss rises by 2 % and by 10 %, change its r by less than 0.02 (every interval inside +-0.02). Negative: the
-  untrained student in every compressed model's place. Positive: the trained model
-  with its held-out predictions degraded by noise that lowers its group r by 0.01 (half the band) in every
-  compressed model's place.
-- ``alice-gptq-v1`` (item 3b, "where the methods differ"): at 3 bits, where GPTQ's LM loss is lower than RTN's,
-  GPTQ lowers r more than RTN does (the paper's exception), by more than 0.01. Negative (A/A): GPTQ3 on an
-  independent calibration batch in RTN3's place. Positive: that A/A pair with the first GPTQ3's held-out
-  predictions degraded by noise that lowers its group r by 1.5x the bar.
+  LM loss rises by 2 % and by 10 %, change its r (at the modal CV-chosen block output: never ``hidden_0``, which
+  block compression cannot touch) by less than 0.02 (every interval inside +-0.02), judged over the slots that
+  reach at least half their target (the others are reported as not reached). Negative: the untrained student in
+  every compressed model's place. Positive: in every slot its own drop of 0.01 planted through the same
+  measurement (:func:`_encode_with_drop`: the full model's features with noise mixed in, encoded like a model).
+- ``alice-gptq-v2`` (item 3b, "where the methods differ"): at 3 bits GPTQ lowers r more than RTN does by more than
+  0.01. Negative (A/A): GPTQ3 on an independent calibration batch in RTN3's place. Positive: that A/A pair with a
+  drop of 1.25x the bar planted in the first GPTQ3 through the same measurement.
+
+v2 draws every seed from a fresh stream (``V2_STREAM``); the modal layer breaks ties by depth
+(:func:`A.modal_layer`), not by set order.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from icml26.slmbrain import alice as A
 from icml26.slmbrain.compress import calibration_batch, compress_model, match_damage
 
 AA_STREAM = 7919  # the seed offset an A/A twin draws its own randomness from
+V2_STREAM = 104_729  # v2 claims draw every seed from a fresh stream (seed + V2_STREAM): no v1 model is reused
 
 
 @dataclass(frozen=True)
@@ -100,11 +107,37 @@ def _encode_model(scale: Scale, model, vocab, layer: str | None = None) -> A.Sto
     return A.encode_story(feats, story, folds=cfg.folds, gap=cfg.gap)
 
 
+def _student_features(scale: Scale, width: int, seed: int, trained: bool) -> dict[str, np.ndarray]:
+    """TR features of every spread hidden state of a student, built once per process."""
+    key = ("feats", scale, width, seed, trained)
+    if key not in _CACHE:
+        from icml26.slmbrain.lm import word_states
+
+        story = _story(scale)
+        model, vocab, _ = _student(scale, width, seed, trained)
+        _CACHE[key] = _features(word_states(model, A.encode_words(story.words, vocab)), story)
+    return _CACHE[key]
+
+
 def _student_encoding(scale: Scale, width: int, seed: int, trained: bool) -> A.StoryEncoding:
     key = ("enc", scale, width, seed, trained)
     if key not in _CACHE:
-        model, vocab, _ = _student(scale, width, seed, trained)
-        _CACHE[key] = _encode_model(scale, model, vocab)
+        cfg = REAL[scale]
+        feats = _student_features(scale, width, seed, trained)
+        _CACHE[key] = A.encode_story(feats, _story(scale), folds=cfg.folds, gap=cfg.gap)
+    return _CACHE[key]
+
+
+def block_layer(scale: Scale, seed: int) -> str:
+    """The widest trained student's layer for the compression claims: the modal CV choice among its block outputs
+    (``hidden_1`` ...; ``hidden_0``, the embeddings, is untouched by compressing the blocks, so a comparison read
+    there would test the methods where nothing changes). Chosen on training blocks like every layer here."""
+    key = ("block layer", scale, seed)
+    if key not in _CACHE:
+        cfg = REAL[scale]
+        feats = _student_features(scale, cfg.widths[-1], seed, True)
+        blocks = {name: F for name, F in feats.items() if name != "hidden_0"}
+        _CACHE[key] = A.modal_layer(A.encode_story(blocks, _story(scale), folds=cfg.folds, gap=cfg.gap).layers)
     return _CACHE[key]
 
 
@@ -130,14 +163,23 @@ def _plant_signal(story: A.Story, feats: dict[str, np.ndarray], amplitude: float
     return A.Story(story.subjects, bold, story.nuisance, story.words, story.onsets, story.tr_times, story.rois)
 
 
-def _degraded_r(enc: A.StoryEncoding, drop: float, seed: int) -> np.ndarray:
-    """(S, R) r after adding independent noise to the held-out predictions, sized so that the group r falls by
-    ``drop`` (r' = r / sqrt(1 + k) for noise of k times the prediction's variance); no noise can lower r below 0."""
-    r0 = float(enc.r.mean())
-    k = (r0 / (r0 - drop)) ** 2 - 1 if r0 > drop else 1e6
-    rng = np.random.default_rng(seed + 3 * AA_STREAM)
-    noisy = [p + np.sqrt(k) * p.std(0, keepdims=True) * rng.standard_normal(p.shape) for p in enc.predictions]
-    return A.block_r(noisy, enc.targets)
+def _encode_with_drop(scale: Scale, F: np.ndarray, drop: float, seed: int) -> tuple[A.StoryEncoding, float]:
+    """The planted drop, through the claims' own measurement: features ``F`` (T, p) of one layer with independent
+    noise mixed in (the same for every listener: a model whose features carry less of the story), encoded by
+    :func:`A.encode_story` like any model. The noise scale is sized so that the group r falls by ``drop``: a pilot
+    at the scale an ideal predictor would need for twice that drop (r / sqrt(1 + k)) fits the one constant c of
+    r(k) = r0 / sqrt(1 + c k), and the final run uses the k that model gives for ``drop``. Returns the encoding
+    and the drop it achieved."""
+    cfg, story = REAL[scale], _story(scale)
+    r0 = float(A.encode_story(F, story, folds=cfg.folds, gap=cfg.gap).r.mean())
+    noise = np.random.default_rng(seed + 3 * AA_STREAM).standard_normal(F.shape) * F.std(0, keepdims=True)
+    pilot = min(2 * drop, 0.9 * r0)  # twice the target: a pilot drop well above the noise of one draw
+    k0 = (r0 / (r0 - pilot)) ** 2 - 1 if r0 > 0 else 1.0
+    r1 = float(A.encode_story(F + np.sqrt(k0) * noise, story, folds=cfg.folds, gap=cfg.gap).r.mean())
+    c = ((r0 / r1) ** 2 - 1) / k0 if 0 < r1 < r0 else 1.0
+    k = ((r0 / (r0 - drop)) ** 2 - 1) / c if r0 > drop else k0
+    enc = A.encode_story(F + np.sqrt(k) * noise, story, folds=cfg.folds, gap=cfg.gap)
+    return enc, r0 - float(enc.r.mean())
 
 
 # ------------------------------------------------------------------------------------------ learned gain
@@ -145,7 +187,7 @@ GAIN_BAR = 0.01
 
 
 @claim(
-    "slmbrain/alice-learned-gain-v1",
+    "slmbrain/alice-learned-gain-v2",
     statement="On real fMRI (Brennan et al. 2016: listeners of Alice chapter 1, 6 language ROIs; all 28 at small), "
     "the widest word-level student GPT trained on the book's other chapters predicts held-out BOLD better than the "
     "same architecture untrained: per-listener r difference (mean of ROIs; contiguous-block CV, layer chosen on the "
@@ -154,13 +196,15 @@ GAIN_BAR = 0.01
     paper="1B models degrade, 3B SLMs ~ LLMs up to 14B: brain alignment saturates at modest scale (abstract)",
     control="A/A: a second untrained student of the same width (its own initialisation) in the trained one's place",
     positive="the A/A pair with a story-aligned signal planted in every listener's BOLD along one random direction "
-    "of the first twin's features, amplitude 0.015 (1.5x the bar) of the z-scored BOLD",
+    "of the first twin's features, its amplitude sized (a pilot at 0.05 of the z-scored BOLD, rescaled linearly) "
+    "so that the planted gain over the unplanted A/A pair is 1.25x the bar",
     mechanisms=("alice-story-alignment",),
 )
 def alice_learned_gain(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     cfg = REAL[scale]
     story = _story(scale)
     widest = cfg.widths[-1]
+    seed = seed + V2_STREAM
     measured, baselines, figures = {}, {}, {}
     if arm is Arm.CLAIM:
         gains = {}
@@ -171,6 +215,7 @@ def alice_learned_gain(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRe
             baselines[f"family: r trained d={w}"] = float(r_t.mean())
             baselines[f"family: r untrained d={w}"] = float(r_u.mean())
             baselines[f"family: gain d={w}"] = gains[w]["mean"]
+            baselines[f"family: gain d={w} lo"], baselines[f"family: gain d={w} hi"] = gains[w]["lo"], gains[w]["hi"]
         stat = gains[widest]
         measured["r first"] = baselines[f"family: r trained d={widest}"]
         measured["r second"] = baselines[f"family: r untrained d={widest}"]
@@ -178,19 +223,28 @@ def alice_learned_gain(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRe
             baselines.update(_smollm2_numbers(scale))
         figures["r_vs_size"] = _size_figure(cfg, baselines)
     else:
-        enc_a = _student_encoding(scale, widest, seed, False)
-        model_b, vocab_b, _ = _student(scale, widest, seed + AA_STREAM, False)
-        if arm is Arm.NEGATIVE:
-            r_a, r_b = enc_a.subject_r, _student_encoding(scale, widest, seed + AA_STREAM, False).subject_r
-        else:
-            from icml26.slmbrain.lm import word_states
+        r_a = _student_encoding(scale, widest, seed, False).subject_r
+        r_b = _student_encoding(scale, widest, seed + AA_STREAM, False).subject_r
+        if arm is Arm.POSITIVE:
+            aa_gain = float(np.mean(r_a - r_b))
+            feats_a = _student_features(scale, widest, seed, False)
+            feats_b = _student_features(scale, widest, seed + AA_STREAM, False)
 
-            model_a, vocab_a, _ = _student(scale, widest, seed, False)
-            feats_a = _features(word_states(model_a, A.encode_words(story.words, vocab_a)), story)
-            planted = _plant_signal(story, feats_a, 1.5 * GAIN_BAR, seed)
-            feats_b = _features(word_states(model_b, A.encode_words(story.words, vocab_b)), story)
-            r_a = A.encode_story(feats_a, planted, folds=cfg.folds, gap=cfg.gap).subject_r
-            r_b = A.encode_story(feats_b, planted, folds=cfg.folds, gap=cfg.gap).subject_r
+            def planted_pair(amplitude: float) -> tuple[np.ndarray, np.ndarray]:
+                planted = _plant_signal(story, feats_a, amplitude, seed)
+                return tuple(A.encode_story(f, planted, folds=cfg.folds, gap=cfg.gap).subject_r
+                             for f in (feats_a, feats_b))  # fmt: skip
+
+            pilot = 5 * GAIN_BAR  # a pilot gain well above one draw's noise, then scaled down linearly
+            r_a, r_b = planted_pair(pilot)
+            pilot_gain = float(np.mean(r_a - r_b)) - aa_gain
+            if pilot_gain > 0:
+                amplitude = pilot * 1.25 * GAIN_BAR / pilot_gain
+                r_a, r_b = planted_pair(amplitude)
+            else:
+                amplitude = pilot
+            baselines["planted amplitude"] = amplitude
+            baselines["planted gain over the A/A pair"] = float(np.mean(r_a - r_b)) - aa_gain
         stat = paired(r_a - r_b)
         measured["r first"], measured["r second"] = float(r_a.mean()), float(r_b.mean())
     holds = stat["lo"] > GAIN_BAR
@@ -208,7 +262,12 @@ def alice_learned_gain(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRe
         paper={"3B SLMs ~ LLMs up to 14B; 1B degrade (abstract)": "qualitative"},
         figures=figures,
         reason=f"{len(story.subjects)} listeners, {story.bold.shape[1]} volumes; gain {stat['mean']:.4f} "
-        f"[{stat['lo']:.4f}, {stat['hi']:.4f}] vs bar {GAIN_BAR}; detectable {stat['mde']:.4f}",
+        f"[{stat['lo']:.4f}, {stat['hi']:.4f}] vs bar {GAIN_BAR}; detectable {stat['mde']:.4f}"
+        + (
+            f"; {_CACHE[('smollm2 missing', scale)]}"
+            if arm is Arm.CLAIM and ("smollm2 missing", scale) in _CACHE
+            else ""
+        ),
     )
 
 
@@ -249,7 +308,7 @@ def _smollm2_numbers(scale: Scale) -> dict[str, float]:
                 encs[trained] = A.encode_story(_features(states, story), story, folds=cfg.folds, gap=cfg.gap)
             g = paired(encs[True].subject_r - encs[False].subject_r)
             chosen = encs[True].layers
-            modal = max(set(chosen), key=chosen.count)
+            modal = A.modal_layer(chosen)
             profile = {}
             for name, F in _features(states_trained, story).items():  # the layer profile, one layer at a time
                 r = A.encode_story(F, story, folds=cfg.folds, gap=cfg.gap).subject_r
@@ -264,8 +323,9 @@ def _smollm2_numbers(scale: Scale) -> dict[str, float]:
             }
             out |= {"SmolLM2-135M: r": float(encs[True].r.mean()), "SmolLM2 untrained: r": float(encs[False].r.mean()),
                    "SmolLM2 gain": g["mean"], "SmolLM2 gain lo": g["lo"], "SmolLM2 gain hi": g["hi"]}  # fmt: skip
-        except ModuleNotFoundError:
-            out = {}
+        except (ModuleNotFoundError, OSError) as exc:  # transformers not installed, or the weights not cached
+            out = {"SmolLM2-135M unavailable (see the reason)": float("nan")}
+            _CACHE[("smollm2 missing", scale)] = f"SmolLM2-135M not measured: {type(exc).__name__}: {exc}"[:200]
         _CACHE[key] = out
     return _CACHE[key]
 
@@ -280,12 +340,10 @@ def _smollm2_numbers(scale: Scale) -> dict[str, float]:
 def alice_story_alignment(scale: Scale, seed: int) -> dict[str, float]:
     cfg = REAL[scale]
     story = _story(scale)
-    model, vocab, _ = _student(scale, cfg.widths[-1], seed, True)
+    seed = seed + V2_STREAM
     enc = _student_encoding(scale, cfg.widths[-1], seed, True)
-    from icml26.slmbrain.lm import word_states
-
-    feats = _features(word_states(model, A.encode_words(story.words, vocab)), story)
-    best = max(set(enc.layers), key=enc.layers.count)
+    feats = _student_features(scale, cfg.widths[-1], seed, True)
+    best = A.modal_layer(enc.layers)
     null = A.shift_null({best: feats[best]}, story, cfg.shifts, seed, folds=cfg.folds, gap=cfg.gap)
     p = (1 + np.sum(null >= enc.r.mean())) / (1 + len(null))
     return {"alice-story-alignment": float(enc.r.mean() - null.mean()), "r aligned": float(enc.r.mean()),
@@ -331,7 +389,7 @@ def matched(scale: Scale, seed: int) -> dict:
 
         model, vocab, _ = _student(scale, REAL[scale].widths[-1], seed, True)
         train_ids, held = _book_ids(vocab)
-        calib = calibration_batch(train_ids, 32, model.ctx, seed=seed)
+        calib = calibration_batch(train_ids, 32, model.ctx, seed=seed + 5 * AA_STREAM)
         out = {}
         for name, (method, everything, (lo, hi)) in METHODS.items():
             for target in TARGETS:
@@ -346,51 +404,72 @@ def matched(scale: Scale, seed: int) -> dict:
     return _CACHE[key]
 
 
+def reached(rel: float, target: float) -> bool:
+    """A method's matched setting counts at a target when it raises the LM loss by at least half of it (the
+    strongest setting of a method that cannot damage the model is not a test of robustness to damage)."""
+    return rel >= target / 2
+
+
 @claim(
-    "slmbrain/alice-compression-v1",
-    statement="On the Alice listeners, RTN, GPTQ, magnitude and Wanda pruning of the widest student's blocks (and RTN "
-    "and magnitude of everything, embeddings and LM head too), each at the bit width / sparsity where its held-out "
-    "LM loss rises by 2 % and by 10 %, change its held-out r (mean of ROIs, its uncompressed layer choice) by less "
-    "than 0.02: every per-listener 95 % interval of r(compressed) - "
-    "r(full) inside +-0.02",
+    "slmbrain/alice-compression-v2",
+    statement="On the Alice listeners, RTN, GPTQ, magnitude and Wanda pruning of the widest student's blocks (and "
+    "RTN and magnitude of everything, embeddings and LM head too), each at the bit width / sparsity where its "
+    "held-out LM loss rises by 2 % and by 10 %, change its held-out r (mean of ROIs, at the uncompressed model's "
+    "modal CV-chosen block output, never the untouched embeddings) by less than 0.02: every per-listener 95 % "
+    "interval of r(compressed) - r(full) inside +-0.02, judged over the method slots that reach at least half their "
+    "damage target (the others are reported as not reached)",
     paper="brain alignment is remarkably robust to compression: most quantisation and pruning methods preserve "
     "neural predictivity (abstract)",
-    control="the untrained student of the same width in every compressed model's place",
-    positive="the full model's held-out predictions with noise that lowers its group r by 0.01 (half the band) in "
-    "every compressed model's place",
+    control="the untrained student of the same width in every reached compressed model's place",
+    positive="in every reached slot its own planted drop of 0.01 (half the band) through the same measurement: the "
+    "full model's features with independent noise mixed in, sized to lower the group r by 0.01, encoded like a model",
     mechanisms=("alice-story-alignment", "alice-compression-damage"),
 )
 def alice_compression(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    seed = seed + V2_STREAM
     widest = REAL[scale].widths[-1]
-    full = _student_encoding(scale, widest, seed, True)
-    layer = max(set(full.layers), key=full.layers.count)
+    layer = block_layer(scale, seed)
     full_one = _cached_one_layer(scale, seed, layer)
-    measured, worst = {}, 0.0
-    for (name, target), (strength, rel, model) in matched(scale, seed).items():
+    measured, planted, worst, n_reached, mde = {}, {}, 0.0, 0, 0.0
+    for slot, ((name, target), (strength, rel, model)) in enumerate(matched(scale, seed).items()):
+        tag = f"{name} +{round(100 * target)}%"
+        measured[f"strength {tag}"] = (8 - strength) if METHODS[name][0] in ("rtn", "gptq") else strength
+        measured[f"loss rise {tag}"] = rel
+        measured[f"not reached {tag}"] = float(not reached(rel, target))
         if arm is Arm.NEGATIVE:
             r = _student_encoding(scale, widest, seed, False).subject_r
         elif arm is Arm.POSITIVE:
-            r = _degraded_r(full_one, BAND / 2, seed).mean(1)
+            enc, achieved = _encode_with_drop(scale, _student_features(scale, widest, seed, True)[layer], BAND / 2,
+                                              seed + 11 * slot)  # fmt: skip
+            r = enc.subject_r
+            planted[f"planted drop {tag}"] = achieved
         else:
             _, vocab, _ = _student(scale, widest, seed, True)
             r = _encode_model(scale, model, vocab, layer).subject_r
         d = paired(r - full_one.subject_r)
-        tag = f"{name} +{round(100 * target)}%"
         measured[f"dr {tag}"] = d["mean"]
         measured[f"dr {tag} lo"], measured[f"dr {tag} hi"] = d["lo"], d["hi"]
-        measured[f"strength {tag}"] = (8 - strength) if METHODS[name][0] in ("rtn", "gptq") else strength
-        measured[f"loss rise {tag}"] = rel
-        worst = max(worst, abs(d["lo"]), abs(d["hi"]))
-        measured.setdefault("smallest detectable dr (max)", 0.0)
-        measured["smallest detectable dr (max)"] = max(measured["smallest detectable dr (max)"], d["mde"])
-    holds = worst < BAND
+        if reached(rel, target):
+            n_reached += 1
+            worst = max(worst, abs(d["lo"]), abs(d["hi"]))
+            mde = max(mde, d["mde"])
+    measured["smallest detectable dr (max)"] = mde
+    holds = n_reached > 0 and worst < BAND
     figures = {"r_vs_damage": _damage_figure(measured, float(full_one.r.mean()))} if arm is Arm.CLAIM else {}
     return ClaimResult(
         "holds" if holds else "fails",
         figures=figures,
-        measured={"widest |interval end|": worst, "r full": float(full_one.r.mean()), **measured},
+        baselines=planted,
+        measured={
+            "layer (block output)": float(layer.split("_")[-1]),
+            "widest |interval end|": worst,
+            "slots reached": float(n_reached),
+            "r full": float(full_one.r.mean()),
+            **measured,
+        },
         paper={"most quantisation and pruning methods preserve predictivity (abstract)": "qualitative"},
-        reason=f"largest |interval end| {worst:.4f} vs band {BAND} (strength: bits for RTN/GPTQ, sparsity else)",
+        reason=f"largest |interval end| {worst:.4f} vs band {BAND} over {n_reached} of {2 * len(METHODS)} slots that "
+        "reach half their damage target (strength: bits for RTN/GPTQ, sparsity else)",
     )
 
 
@@ -404,6 +483,9 @@ def _damage_figure(measured: dict[str, float], r_full: float):
         y = [r_full] + [r_full + measured[f"dr {t}"] for t in tags]
         err = [0.0] + [(measured[f"dr {t} hi"] - measured[f"dr {t} lo"]) / 2 for t in tags]
         ax.errorbar(x, y, yerr=err, marker=marker, capsize=2, label=name)
+        for xi, yi, t in zip(x[1:], y[1:], tags, strict=True):
+            if measured[f"not reached {t}"]:  # open marker: the slot is left out of the verdict
+                ax.plot([xi], [yi], marker=marker, mfc="white", mec="black", ms=8, ls="none")
     ax.axhspan(r_full - BAND, r_full + BAND, color="grey", alpha=0.15, label="+-0.02 band")
     ax.set_xlabel("held-out LM-loss increase [%]")
     ax.set_ylabel("held-out r (mean of ROIs)")
@@ -431,8 +513,9 @@ def _cached_one_layer(scale: Scale, seed: int, layer: str) -> A.StoryEncoding:
     above=0.3,
 )
 def alice_compression_damage(scale: Scale, seed: int) -> dict[str, float]:
+    seed = seed + V2_STREAM
     got = {name: rel for (name, target), (_, rel, _) in matched(scale, seed).items() if target == max(TARGETS)}
-    share = float(np.mean([rel >= max(TARGETS) / 2 for rel in got.values()]))
+    share = float(np.mean([reached(rel, max(TARGETS)) for rel in got.values()]))
     return {"alice-compression-damage": share, **{f"loss rise at the strongest, {k}": v for k, v in got.items()}}
 
 
@@ -440,42 +523,51 @@ GPTQ_BAR = 0.01
 GPTQ_BITS = 3
 
 
-def _quantised_r(scale: Scale, seed: int, method: str, calib_seed: int) -> tuple[np.ndarray, float, A.StoryEncoding]:
+def _quantised_r(scale: Scale, seed: int, method: str, calib_seed: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """(S,) r of the widest student quantised to GPTQ_BITS (its uncompressed layer choice), its relative LM-loss
+    rise, and that layer's TR features (T, p)."""
     key = ("q", scale, seed, method, calib_seed)
     if key not in _CACHE:
         from icml26.slmbrain.lm import lm_loss
 
         widest = REAL[scale].widths[-1]
         model, vocab, _ = _student(scale, widest, seed, True)
-        full = _student_encoding(scale, widest, seed, True)
-        layer = max(set(full.layers), key=full.layers.count)
+        layer = block_layer(scale, seed)
         train_ids, held = _book_ids(vocab)
-        calib = calibration_batch(train_ids, 32, model.ctx, seed=calib_seed)
+        calib = calibration_batch(train_ids, 32, model.ctx, seed=calib_seed + 5 * AA_STREAM)
         m = _compress(model, method, 8 - GPTQ_BITS, calib)
-        enc = _encode_model(scale, m, vocab, layer)
-        _CACHE[key] = (enc.subject_r, lm_loss(m, held) / lm_loss(model, held) - 1, enc)
+        from icml26.slmbrain.lm import word_states
+
+        story, cfg = _story(scale), REAL[scale]
+        F = _features(word_states(m, A.encode_words(story.words, vocab)), story)[layer]
+        r = A.encode_story(F, story, folds=cfg.folds, gap=cfg.gap).subject_r
+        _CACHE[key] = (r, lm_loss(m, held) / lm_loss(model, held) - 1, F)
     return _CACHE[key]
 
 
 @claim(
-    "slmbrain/alice-gptq-v1",
+    "slmbrain/alice-gptq-v2",
     statement="On the Alice listeners, at 3 bits (where GPTQ and RTN differ in LM loss) GPTQ lowers the widest "
-    "student's held-out r more than RTN does: per-listener r(RTN3) - r(GPTQ3) > 0.01, its 95 % interval above 0.01 "
-    "on every seed (the paper's GPTQ exception, tested where the methods differ)",
+    "student's held-out r (at the block output the compression claim reads) more than RTN does: per-listener "
+    "r(RTN3) - r(GPTQ3) > 0.01, its 95 % interval above 0.01 on every seed (the paper's GPTQ exception, tested "
+    "where the methods differ)",
     paper="GPTQ as a consistent exception (abstract)",
     control="A/A: GPTQ3 calibrated on an independent batch in RTN3's place",
-    positive="the A/A pair with the first GPTQ3's held-out predictions degraded by noise that lowers its group r by "
-    "0.015 (1.5x the bar)",
+    positive="the A/A pair with a drop of 1.25x the bar planted in the first GPTQ3 through the same measurement (its "
+    "features with independent noise mixed in, sized to lower its group r by 0.0125, encoded like a model)",
     mechanisms=("alice-story-alignment", "alice-gptq-differs"),
 )
 def alice_gptq(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    r_g, loss_g, enc_g = _quantised_r(scale, seed, "gptq", seed)
+    seed = seed + V2_STREAM
+    r_g, loss_g, F_g = _quantised_r(scale, seed, "gptq", seed)
+    planted = {}
     if arm is Arm.CLAIM:
         r_other, loss_other, _ = _quantised_r(scale, seed, "rtn", seed)
     else:
         r_other, loss_other, _ = _quantised_r(scale, seed, "gptq", seed + AA_STREAM)
         if arm is Arm.POSITIVE:
-            r_g = _degraded_r(enc_g, 1.5 * GPTQ_BAR, seed).mean(1)
+            enc, planted["planted drop"] = _encode_with_drop(scale, F_g, 1.25 * GPTQ_BAR, seed)
+            r_g = enc.subject_r
     d = paired(r_other - r_g)
     return ClaimResult(
         "holds" if d["lo"] > GPTQ_BAR else "fails",
@@ -489,6 +581,7 @@ def alice_gptq(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
             "r GPTQ3": float(r_g.mean()),
             "r other": float(r_other.mean()),
         },
+        baselines=planted,
         paper={"GPTQ a consistent exception (abstract)": "qualitative"},
         reason=f"r(other) - r(GPTQ3) {d['mean']:.4f} [{d['lo']:.4f}, {d['hi']:.4f}]; LM-loss rise GPTQ3 "
         f"{loss_g:.3f}, other {loss_other:.3f}",
@@ -504,6 +597,7 @@ def alice_gptq(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     above=0.005,
 )
 def alice_gptq_differs(scale: Scale, seed: int) -> dict[str, float]:
+    seed = seed + V2_STREAM
     _, loss_g, _ = _quantised_r(scale, seed, "gptq", seed)
     _, loss_r, _ = _quantised_r(scale, seed, "rtn", seed)
     return {"alice-gptq-differs": abs(loss_g - loss_r), "loss rise GPTQ3": loss_g, "loss rise RTN3": loss_r}
