@@ -11,8 +11,9 @@ gated round per lambda (the claim's 100 steps, compensation on; the same seed st
 - the fraction the paper's threshold rule removes (keep-probability < 0.5, at most half a layer);
 - the validation accuracy right after that removal (before any fine-tuning), and the lowest keep-probability.
 
-lambda = 1.5 was taken as the smallest weight that closes about half the channels (the claim removes 40 %) while the
-removal costs the least validation accuracy among those that do; it is not re-chosen here. Writes a JSON and a PNG
+lambda = 1.5 was taken as the smallest weight that closes about half the channels (the claim removes 40 %); it is not
+re-chosen here. (lambda = 2 closes more, 70 %, and its removal costs less validation accuracy in the recorded run,
+60.8 % against 58.7 %: the rule was "smallest lambda", not "least cost".) Writes a JSON and a PNG
 beside it (``--out`` with ``.png``).
 """
 

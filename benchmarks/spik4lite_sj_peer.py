@@ -33,7 +33,12 @@ from torch import nn
 from icml26.spik4lite.data import load_data
 from icml26.spik4lite.measure import interleaved_samples, n_params
 from icml26.spik4lite.model import SpikingCNN
-from icml26.spik4lite.train import RefactorConfig, _optimizer, equal_budget_arm, evaluate, fit
+from icml26.spik4lite.train import RefactorConfig, equal_budget_arm, evaluate, fit
+
+
+def adamw(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """The optimiser of our dense training (``train.py``) for a network without gates: one AdamW group."""
+    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
 
 
 class SpikingJellyCNN(nn.Module):
@@ -94,7 +99,7 @@ def main(argv=None) -> int:
     t0, wall = time.perf_counter(), {}
     for name, net in (("ours", ours), ("spikingjelly", peer)):  # same minibatches, optimiser and schedule
         t = time.perf_counter()
-        fit(net, split, args.steps, 32, np.random.default_rng(seed), _optimizer(net, 5e-3, 0.01), cosine=True)
+        fit(net, split, args.steps, 32, np.random.default_rng(seed), adamw(net, 5e-3, 0.01), cosine=True)
         wall[name] = time.perf_counter() - t
     rc = RefactorConfig(mode="energy", lam=1.5, fraction=0.4, rounds=1, steps_per_round=100, finetune_steps=200)
     counts = {k: v - round(0.4 * v) for k, v in ours.widths().items()}
@@ -103,8 +108,8 @@ def main(argv=None) -> int:
     ours_ref = equal_budget_arm(copy.deepcopy(ours), split, rc, seed, 32, "dense")
     peer_ref = copy.deepcopy(peer)  # the same further 300 steps (100 constant, 200 cosine) on the same minibatches
     rng = np.random.default_rng(seed + 3)
-    fit(peer_ref, split, 100, 32, rng, _optimizer(peer_ref, rc.lr, 0.01))
-    fit(peer_ref, split, 200, 32, rng, _optimizer(peer_ref, rc.lr, 0.01), cosine=True)
+    fit(peer_ref, split, 100, 32, rng, adamw(peer_ref, rc.lr, 0.01))
+    fit(peer_ref, split, 200, 32, rng, adamw(peer_ref, rc.lr, 0.01), cosine=True)
     compact = equal_budget_arm(copy.deepcopy(ours), split, rc, seed, 32, "spik4lite", counts)
     acc |= {"ours, dense + 300 steps": evaluate(ours_ref, split.x_test, split.y_test),
             "spikingjelly, dense + 300 steps": evaluate(peer_ref, split.x_test, split.y_test),

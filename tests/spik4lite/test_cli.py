@@ -95,3 +95,18 @@ def test_pool_is_refused_where_it_would_be_ignored(dense_ckpt, tmp_path, capsys)
     argv = ["profile", "--checkpoint", str(dense_ckpt), "--images", str(imgs), "--pool", "2"]
     _fails_cleanly(argv, capsys, [], "--pool applies to --data")
     _fails_cleanly(["profile", "--checkpoint", str(dense_ckpt), "--pool", "2"], capsys, [], "--pool 2 applies to")
+
+
+def test_json_to_stdout_and_outputs_that_name_an_input(dense_ckpt, tmp_path, capsys):
+    argv = ["spik4lite", "profile", "--checkpoint", str(dense_ckpt), "--batch-sizes", "1", "--threads", "1",
+            "--repeats", "1", "--json", "-"]  # fmt: skip
+    assert icml26_main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)  # standard output holds the JSON alone
+    assert rows["checkpoint"]["params"] > 0
+    before = dense_ckpt.read_bytes()
+    base = ["refactor", "--checkpoint", str(dense_ckpt), "--fraction", "0.5", *DATA]
+    _fails_cleanly([*base, "--out", str(dense_ckpt)], capsys, match="--checkpoint")
+    _fails_cleanly([*base, "--out", str(tmp_path / "c.pt"), "--json", str(dense_ckpt)], capsys, match="--checkpoint")
+    prof = ["profile", "--checkpoint", str(dense_ckpt), "--json", str(dense_ckpt)]
+    _fails_cleanly(prof, capsys, match="--checkpoint")
+    assert dense_ckpt.read_bytes() == before

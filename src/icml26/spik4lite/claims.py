@@ -84,7 +84,7 @@ def _sliced(net: nn.Module, fraction: float, batch: int) -> _BatchSlice:
 
 
 #: accuracy-kept-v4 ran on seed + 2000 (v3 on 1000-1004, digits); v5 (the equal-budget pipeline, new bars) is judged
-#: on seed + FRESH_SEEDS_V5; its bars were fixed from a pilot of the A/A pair on seeds 0-2 (README), never on these
+#: on seed + FRESH_SEEDS_V5; its bars were fixed from a pilot of the A/A pair on seeds 0-1 (README), never on these
 FRESH_SEEDS_V5 = 3000
 #: the A/A twin of random pruning draws its channels from seed + AA_STREAM (the random baseline from seed)
 AA_STREAM = 7
@@ -459,7 +459,6 @@ def profile_gates_probe(scale: Scale, seed: int) -> dict[str, float]:
         "min keep-prob": low[PROFILE_LAMBDA],
         "min keep-prob with lambda = 0": low[0.0],
     }
-
 
 
 #: energy-and-latency-v3's positive control: the planted workload, 1.5x the claim's 10 % margin below dense

@@ -10,12 +10,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from icml26._util.cli import ArgumentParser, bounded_int, fraction, nonnegative_float, positive_float
-from icml26._util.io import atomic_output, check_output_path
+from icml26._util.cli import (
+    ArgumentParser,
+    add_json_argument,
+    bounded_int,
+    fraction,
+    nonnegative_float,
+    positive_float,
+)
+from icml26._util.io import atomic_output, check_json_output, check_output_path, write_json
 
 DATA_HELP = (
     "digits (scikit-learn 8x8), fashion-mnist (the shipped 8k/2k subset of real 28x28 images), fashion-mnist-full "
@@ -80,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--dim", type=bounded_int(8, 512, what="memory"), default=32,
                    help="transformer width (CNN: widths dim/2, dim, dim)")  # fmt: skip
     t.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
-    t.add_argument("--json", type=Path, help="write a summary as JSON here")
+    add_json_argument(t, "a summary (model, data, accuracy, widths)")
 
     r = sub.add_parser(
         "refactor",
@@ -106,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--finetune-steps", type=bounded_int(0, 100000, what="time"), default=100, help="fine-tuning steps")
     r.add_argument("--out", type=Path, required=True, help="compact checkpoint to write (.pt)")
     r.add_argument("--export", type=Path, help="also write the compact model as a torch.export program here (.pt2)")
-    r.add_argument("--json", type=Path, help="write a summary as JSON here")
+    add_json_argument(r, "a summary (widths and accuracy before and after)")
 
     f = sub.add_parser(
         "profile",
@@ -125,14 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--batch-sizes", type=_ints, default=[1, 32], help="comma-separated batch sizes for latency")
     f.add_argument("--threads", type=_ints, default=[1, 2], help="comma-separated torch thread counts")
     f.add_argument("--repeats", type=bounded_int(1, 1000, what="time"), default=5, help="timed repeats (median)")
-    f.add_argument("--json", type=Path, help="write the table as JSON here")
+    add_json_argument(f, "the table (parameters, MACs, SOPs, energy, latency per batch size and thread count)")
     return parser
-
-
-def _write_json(path, payload) -> None:
-    if path is not None:
-        with atomic_output(path) as tmp:
-            tmp.write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def _load_split(args, shape=None):
@@ -150,8 +150,7 @@ def _train(args) -> int:
     from icml26.spik4lite.train import TrainConfig, evaluate, save_checkpoint, train_dense
 
     check_output_path(args.out)
-    if args.json:
-        check_output_path(args.json)
+    check_json_output(args.json)
     torch.set_num_threads(args.threads)
     split = _load_split(args)
     if args.model == "spikingformer-mini":
@@ -165,7 +164,7 @@ def _train(args) -> int:
     acc = evaluate(model, split.x_test, split.y_test)
     save_checkpoint(model, args.out, in_shape=split.shape, classes=split.classes, extra={"data": args.data, "acc": acc})
     print(f"{args.model} on {args.data}: test accuracy {acc:.2f} % ({len(split.y_test)} images); wrote {args.out}")
-    _write_json(args.json, {"model": args.model, "data": args.data, "accuracy": acc, "widths": model.widths()})
+    write_json(args.json, {"model": args.model, "data": args.data, "accuracy": acc, "widths": model.widths()})
     return 0
 
 
@@ -182,9 +181,10 @@ def _refactor(args) -> int:
         spik4lite,
     )
 
-    for p in (args.out, args.export, args.json):
+    for p in (args.out, args.export):
         if p is not None:
             check_output_path(p)
+    check_json_output(args.json)
     torch.set_num_threads(args.threads)
     model, ck = load_checkpoint(args.checkpoint, args.model)
     split = _load_split(args, ck["in_shape"])
@@ -214,7 +214,7 @@ def _refactor(args) -> int:
             export_program(model, torch.from_numpy(split.x_test[:1]), tmp)
     print(f"{args.method}: widths {widths0} -> {model.widths()}; accuracy {acc0:.2f} % -> {acc:.2f} %")
     print(f"wrote {args.out}")
-    _write_json(args.json, {"method": args.method, "widths_before": widths0, "widths_after": model.widths(),
+    write_json(args.json, {"method": args.method, "widths_before": widths0, "widths_after": model.widths(),
                             "accuracy_before": acc0, "accuracy_after": acc})  # fmt: skip
     return 0
 
@@ -228,8 +228,7 @@ def _profile(args) -> int:
     from icml26.spik4lite.measure import count_ops, interleaved_latency, n_params
     from icml26.spik4lite.train import load_checkpoint
 
-    if args.json:
-        check_output_path(args.json)
+    check_json_output(args.json)
     models = {"checkpoint": load_checkpoint(args.checkpoint, args.model)}
     if args.compare is not None:
         models["compare"] = load_checkpoint(args.compare, args.model)
@@ -269,7 +268,7 @@ def _profile(args) -> int:
         print(f"{k:28}" + "".join(f"{rows[r][k]:>16.4g}" for r in rows))
     for r in rows:
         print(f"{r}: {rows[r]['arch']} widths {rows[r]['widths']}")
-    _write_json(args.json, rows)
+    write_json(args.json, rows)
     return 0
 
 
