@@ -27,7 +27,7 @@ from icml26.registry import SYSTEMS
 IMPLEMENTED = sorted(s.id for s in SYSTEMS.values() if s.implemented)
 
 #: systems whose verbs are being rebuilt in their own v2 issues; they adopt the convention when those land
-PENDING = {"eegmoce", "spik4lite"}
+PENDING = {"eegmoce"}
 
 #: verbs that compute no summary numbers: their output file is the result (a data set, a table, a rendering)
 NO_JSON = {
@@ -99,6 +99,9 @@ CPU_ONLY = {
     ("dualflow", "fit"): "DualFlow's flows and ODE train on the CPU (the estimator has no device parameter yet)",
     ("dualflow", "embed"): "a fitted DualFlow's transform on the CPU",
     ("dualflow", "simulate"): "a fitted DualFlow's rollout on the CPU",
+    ("spik4lite", "train"): "a 14k-parameter spiking CNN; one CPU thread is fastest (--threads)",
+    ("spik4lite", "refactor"): "removes channels from a small checkpoint (--threads)",
+    ("spik4lite", "profile"): "CPU latency of dense vs compact kernels is what it measures (--threads)",
 }
 
 
