@@ -86,6 +86,8 @@ class ArgumentParser(argparse.ArgumentParser):
             raise ValueError(f"deprecated aliases {sorted(unknown)} are not among the option strings {args}")
         if deprecated:
             current = [a for a in args if a not in deprecated]
+            args = (*deprecated, *current)  # the current spelling last: it is the one messages and tools name
+            kwargs.setdefault("dest", current[0].lstrip("-").replace("-", "_"))  # argparse would take the first
             kwargs["help"] = f"{kwargs.get('help', '')} ({', '.join(deprecated)}: old spelling, deprecated)".lstrip()
         action = super().add_argument(*args, **kwargs)
         if output:
