@@ -516,21 +516,26 @@ def _shifted(bold: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.stack([np.roll(b, int(rng.integers(MIN_SHIFT, T - MIN_SHIFT)), axis=0) for b in bold])
 
 
-@functools.lru_cache(maxsize=4)
-def language_world(scale: str, seed: int):
-    """The zoo trained on the book (one seed), each model's per-layer TR features, and its held-out loss."""
+def _zoo_features(scale: str, seed: int, checkpoints: tuple[int, ...]):
+    """The zoo trained on the book (one seed), kept at ``checkpoints``, and each entry's per-layer TR features."""
     from icml26.brainconverge.alice import to_trs
     from icml26.brainconverge.language import train_zoo, word_features
 
     torch.set_num_threads(1)
     cfg, alice = PRESETS[scale], _alice(scale)
-    tok, zoo = train_zoo(cfg.lm_widths, cfg.lm_depths, steps=cfg.lm_steps, checkpoints=cfg.lm_checkpoints,
+    tok, zoo = train_zoo(cfg.lm_widths, cfg.lm_depths, steps=cfg.lm_steps, checkpoints=checkpoints,
                          context=cfg.lm_context, seed=seed)  # fmt: skip
     feats = [  # (T, d) per layer, per zoo entry; the window is the context the models were trained on
         {k: to_trs(alice.onsets, v) for k, v in word_features(m.net, tok, alice.words, context=cfg.lm_context).items()}
         for m in zoo
     ]
     return zoo, feats
+
+
+@functools.lru_cache(maxsize=4)
+def language_world(scale: str, seed: int):
+    """The zoo at its ``lm_checkpoints``, each model's per-layer TR features, and its held-out loss."""
+    return _zoo_features(scale, seed, PRESETS[scale].lm_checkpoints)
 
 
 def _language_alignment(scale: str, seed: int, bold: np.ndarray) -> np.ndarray:
@@ -673,23 +678,15 @@ def language_trajectories(scale: str, seed: int):
     """Each zoo model's training trajectory on the real brain: (name, alignment_t, performance_t), with alignment
     the held-out encoding r (mean over listeners and ROIs) and performance the negative held-out loss, at every
     ``lm_traj_every`` steps."""
-    from icml26.brainconverge.alice import encode, to_trs
-    from icml26.brainconverge.language import train_zoo, word_features
+    from icml26.brainconverge.alice import encode
 
-    torch.set_num_threads(1)
     cfg, alice = PRESETS[scale], _alice(scale)
-    steps = tuple(range(0, cfg.lm_steps + 1, cfg.lm_traj_every))
-    tok, zoo = train_zoo(cfg.lm_widths, cfg.lm_depths, steps=cfg.lm_steps, checkpoints=steps,
-                         context=cfg.lm_context, seed=seed)  # fmt: skip
+    zoo, feats = _zoo_features(scale, seed, tuple(range(0, cfg.lm_steps + 1, cfg.lm_traj_every)))
+    align = np.array([encode(f, alice.bold, alice.nuisance).r.mean() for f in feats])
     out = []
     for name in dict.fromkeys(m.name for m in zoo):
-        entries = sorted((m for m in zoo if m.name == name), key=lambda m: m.step)
-        align = []
-        for m in entries:
-            words = word_features(m.net, tok, alice.words, context=cfg.lm_context)
-            align.append(encode({k: to_trs(alice.onsets, v) for k, v in words.items()}, alice.bold, alice.nuisance)
-                         .r.mean())  # fmt: skip
-        out.append((name, np.array(align), -np.array([m.loss for m in entries])))
+        idx = sorted((i for i, m in enumerate(zoo) if m.name == name), key=lambda i: zoo[i].step)
+        out.append((name, align[idx], -np.array([zoo[i].loss for i in idx])))
     return out
 
 
