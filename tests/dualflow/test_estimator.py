@@ -201,3 +201,19 @@ def test_scikit_learn_clone_and_fit_transform(data):
     assert twin is not est and twin.get_params() == est.get_params() and not hasattr(twin, "model_")
     Z = twin.fit_transform(data)
     assert Z.shape[:2] == data.shape[:2] and np.isfinite(Z).all()
+
+
+def test_device_is_a_parameter_and_an_absent_one_is_refused_before_training(tmp_path):
+    import torch
+
+    X = np.random.default_rng(0).normal(size=(3, 20, 4))
+    est = DualFlow(latent_budget=2, hidden=8, depth=1, n_steps=3, batch_size=8, random_state=0)
+    assert est.get_params()["device"] == "cpu"
+    est.fit(X)
+    est.save(tmp_path / "m.pt")
+    assert DualFlow.load(tmp_path / "m.pt").device == "cpu"
+    with pytest.raises(ValueError, match="device must be"):
+        est.set_params(device="tpu").transform(X)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            DualFlow(latent_budget=2, n_steps=3, device="cuda").fit(X)

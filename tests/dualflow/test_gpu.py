@@ -26,3 +26,18 @@ def test_one_paper_size_fit_step_on_cuda():
     assert all(math.isfinite(v.item()) for v in losses.values())
     assert not torch.equal(before["encoder.log_d"], model.state_dict()["encoder.log_d"])
     assert model.encoder.d.device.type == "cuda"
+
+
+@pytest.mark.gpu
+def test_the_estimator_fits_on_cuda_and_its_checkpoint_loads_on_the_cpu(tmp_path):
+    import numpy as np
+
+    from icml26.dualflow.estimator import DualFlow
+
+    X = np.random.default_rng(0).normal(size=(4, 30, 6))
+    est = DualFlow(latent_budget=3, hidden=16, depth=1, n_steps=5, batch_size=16, random_state=0, device="cuda")
+    Z = est.fit(X).transform(X, representation="encoder")
+    assert next(est.model_.parameters()).device.type == "cuda" and Z.shape == (4, 30, 6)
+    est.save(tmp_path / "m.pt")
+    cpu = DualFlow.load(tmp_path / "m.pt", device="cpu")
+    assert np.allclose(cpu.transform(X, representation="encoder"), Z, atol=1e-4)

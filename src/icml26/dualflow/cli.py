@@ -50,10 +50,12 @@ def _save(path: str, data) -> None:
         save_npy(out, data)
 
 
-def _load_model(path: str):
+def _load_model(args):
+    from icml26._util.device import apply_device_arguments
     from icml26.dualflow.estimator import DualFlow
 
-    return DualFlow.load(path)
+    apply_device_arguments(args)  # threads, and an unknown or absent device refused before loading
+    return DualFlow.load(args.model, device=args.device)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     f.add_argument("--out", required=True, help="checkpoint (.pt) to write")
     add_json_argument(f, "the effective latent size and the loss history")
+    add_device_arguments(f)
 
     e = sub.add_parser(
         "embed",
@@ -136,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--representation", choices=["flowed", "encoder"], default="flowed", help="which latent")
     e.add_argument("--solver", choices=["dopri5", "rk4"], help="ODE solver (default: the checkpoint's)")
     e.add_argument("--out", required=True, help="output .npy or .npz")
+    add_device_arguments(e)
 
     s = sub.add_parser(
         "simulate",
@@ -155,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--tau", type=fraction, default=0.0, help="compression level in [0, 1] at which time is integrated")
     s.add_argument("--out", required=True, help="output .npy or .npz")
+    add_device_arguments(s)
 
     c = sub.add_parser(
         "decode",
@@ -194,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
     c.add_argument("--out", required=True, help="DCF's held-out latents (.npz)")
     add_json_argument(c, "the held-out decoding scores")
-    add_device_arguments(c, default_device="cpu")
+    add_device_arguments(c)
 
     return parser
 
@@ -206,8 +211,7 @@ def _decode(args) -> None:
     from icml26.dualflow.data import load_array
     from icml26.dualflow.real import cross_validated_decoding
 
-    if apply_device_arguments(args).type != "cpu":
-        raise ValueError(f"--device {args.device}: DualFlow trains on the CPU only; use --device cpu")
+    apply_device_arguments(args)
     nwb = Path(args.data).suffix.lower() == ".nwb"
     if nwb and args.behaviour is not None:
         raise ValueError("an NWB file holds its own behaviour: name its series with --series, not --behaviour")
@@ -233,7 +237,14 @@ def _decode(args) -> None:
     n_units = X[0].shape[-1]
     kwargs["latent_budget"] = min(kwargs["latent_budget"], n_units) if args.budget is None else args.budget
     scores, latents = cross_validated_decoding(
-        X, y, n_folds=args.folds, n_components=args.components, smooth_bins=args.smooth, seed=args.seed, **kwargs
+        X,
+        y,
+        n_folds=args.folds,
+        n_components=args.components,
+        smooth_bins=args.smooth,
+        seed=args.seed,
+        device=args.device,
+        **kwargs,
     )
     save_npz(args.out, **{f"trial_{i:05d}": z for i, z in enumerate(latents)})
     write_json(args.json, {"folds": args.folds, "components": args.components, **scores})
@@ -296,9 +307,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"wrote {args.out}")
     elif args.verb == "fit":
+        from icml26._util.device import apply_device_arguments
         from icml26.dualflow.config import preset
         from icml26.dualflow.estimator import DualFlow
 
+        apply_device_arguments(args)
         kwargs = preset(args.preset).as_kwargs()
         kwargs["latent_budget"] = args.budget
         if args.steps is not None:
@@ -311,12 +324,12 @@ def main(argv: list[str] | None = None) -> int:
         from icml26._util.progress import QUIET
 
         show = sys.stderr.isatty() and not QUIET  # a bar on a terminal only: no carriage returns in a log file
-        est = DualFlow(**kwargs, random_state=args.seed, verbose=show).fit(X)
+        est = DualFlow(**kwargs, random_state=args.seed, verbose=show, device=args.device).fit(X)
         est.save(args.out)
         print(f"wrote {args.out}: K_eff = {est.effective_dim_}, final loss {est.loss_history_[-1, 0]:.4g}")
         write_json(args.json, {"effective_dim": est.effective_dim_, "loss_history": est.loss_history_})
     elif args.verb == "embed":
-        est = _load_model(args.model)
+        est = _load_model(args)
         if args.solver:
             est.solver = args.solver
         X = load_array(args.data, args.key)
@@ -324,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         _save(args.out, Z)
         print(f"wrote {args.out} (function evaluations: {est.nfe_})")
     else:
-        est = _load_model(args.model)
+        est = _load_model(args)
         X = load_array(args.data, args.key)
         _save(args.out, est.simulate(X, args.frames, tau=args.tau))
         print(f"wrote {args.out}")

@@ -149,6 +149,10 @@ class DualFlow(TransformerMixin, BaseEstimator):
     random_state : int or None
     verbose : bool
         Show a progress bar while fitting.
+    device : str
+        torch device the networks train and run on: ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"mps"`` or
+        ``"auto"``. Results come back as NumPy arrays on the host whatever the device; ``set_params(device=...)``
+        after fitting moves the fitted networks.
 
     Attributes
     ----------
@@ -189,6 +193,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
         frame_shape: tuple[int, int] | None = None,
         random_state: int | None = None,
         verbose: bool = False,
+        device: str = "cpu",
     ) -> None:
         self.latent_budget = latent_budget
         self.nested_dropout = nested_dropout
@@ -210,11 +215,24 @@ class DualFlow(TransformerMixin, BaseEstimator):
         self.frame_shape = frame_shape
         self.random_state = random_state
         self.verbose = verbose
+        self.device = device
 
     # ------------------------------------------------------------------ helpers
     def _check_fitted(self) -> None:
         """sklearn's NotFittedError (a ValueError and an AttributeError) before :meth:`fit`."""
         check_is_fitted(self, "model_")
+
+    def _torch_device(self) -> torch.device:
+        from icml26._util.device import resolve_device
+
+        return resolve_device(self.device)
+
+    def _model(self) -> DCFModel:
+        """The fitted networks, on ``self.device`` (moved there if ``device`` changed since fitting)."""
+        device = self._torch_device()
+        if next(self.model_.parameters()).device != device:
+            self.model_.to(device)
+        return self.model_
 
     def _standardise(self, X, name: str = "X") -> tuple[torch.Tensor, list[int], str]:
         trials, is_array = _as_trials(X, name)
@@ -264,6 +282,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
                 f"history={self.history} needs trials of at least history + 2 = {int(self.history) + 2} frames; "
                 f"the longest trial has {longest}"
             )
+        device = self._torch_device()  # an unknown or absent device fails before any work
         n_features = trials[0].shape[1]
         if not 1.0 <= float(self.latent_budget) <= n_features:
             raise ValueError(f"latent_budget must lie in [1, n_features={n_features}]; got {self.latent_budget}")
@@ -323,22 +342,23 @@ class DualFlow(TransformerMixin, BaseEstimator):
                 depth=self.depth,
                 frame_shape=self.frame_shape,
                 init_d=float(self.init_d),
-            )
+            ).to(device)
+            Z, index_t = Z.to(device), torch.as_tensor(index, device=device)  # (N, D), (n_windows, h+2)
             # the coupling's scales and frame (b, L, D) get a 10x learning rate: d must travel several orders of
             # magnitude in log space while the networks take small steps
             coupling = [model.encoder.log_d, model.encoder.A, model.encoder.b]
             others = [q for q in model.parameters() if all(q is not c for c in coupling)]
             optimiser = torch.optim.Adam([{"params": others}, {"params": coupling, "lr": 10 * self.lr}], lr=self.lr)
             history = np.zeros((int(self.n_steps), 5))
-            steps = range(int(self.n_steps))
-            if self.verbose:
-                from tqdm.auto import tqdm
+            from icml26._util.progress import progress
 
-                steps = tqdm(steps, desc="dualflow fit")
+            steps = progress(range(int(self.n_steps)), desc="dualflow fit", disable=not self.verbose)
             model.train()
             for step in steps:
-                batch = torch.as_tensor(rng.integers(0, len(index), size=min(self.batch_size, len(index))))
-                window = Z[torch.as_tensor(index)[batch]]  # (B, h+2, D)
+                batch = torch.as_tensor(
+                    rng.integers(0, len(index), size=min(self.batch_size, len(index))), device=device
+                )
+                window = Z[index_t[batch]]  # (B, h+2, D)
                 losses = dual_flow_losses(
                     model, window, p, dt=self.dt, weights=tuple(self.weights), gamma=float(self.distortion_weight)
                 )
@@ -351,7 +371,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
         model.eval()
         self.model_ = model
         self.loss_history_ = history
-        self.d_ = model.encoder.d.detach().double().numpy()
+        self.d_ = model.encoder.d.detach().cpu().double().numpy()
         self.effective_dim_ = effective_dimension(self.d_)
         self.nfe_ = 0
         return self
@@ -378,16 +398,18 @@ class DualFlow(TransformerMixin, BaseEstimator):
         K = m if n_components is None else int(n_components)
         if not 1 <= K <= m:
             raise ValueError(f"n_components must lie in [1, {m}]; got {n_components}")
+        if representation not in ("flowed", "encoder"):
+            raise ValueError(f"representation must be 'flowed' or 'encoder'; got {representation!r}")
+        model = self._model()
         x1, lengths, is_array = self._standardise(X)
+        x1 = x1.to(self._torch_device())
         with torch.no_grad():
             if representation == "flowed":
-                x0, self.nfe_ = compress(self.model_, x1, **self._solver_kwargs())
-                mu = self.model_.encoder.uncouple(x0)
-            elif representation == "encoder":
-                mu = self.model_.encoder.features(x1)
+                x0, self.nfe_ = compress(model, x1, **self._solver_kwargs())
+                mu = model.encoder.uncouple(x0)
             else:
-                raise ValueError(f"representation must be 'flowed' or 'encoder'; got {representation!r}")
-        return _restore(mu[:, :K].double().numpy(), lengths, is_array)
+                mu = model.encoder.features(x1)
+        return _restore(mu[:, :K].cpu().double().numpy(), lengths, is_array)
 
     def inverse_transform(self, Z):
         """Frames from latent coordinates: pad to m with zeros (the features' mean), couple, flow tau 0 -> 1.
@@ -401,10 +423,11 @@ class DualFlow(TransformerMixin, BaseEstimator):
             raise ValueError(f"Z has {K} components but the model has only {m}")
         mu = np.zeros((sum(len(t) for t in trials), m))
         mu[:, :K] = np.concatenate(trials)
+        model = self._model()
         with torch.no_grad():
-            x0 = self.model_.encoder.couple(torch.as_tensor(mu, dtype=torch.float32))
-            x1, self.nfe_ = decompress(self.model_, x0, **self._solver_kwargs())
-        return _restore(self._unstandardise(x1.double().numpy()), [len(t) for t in trials], is_array)
+            x0 = model.encoder.couple(torch.as_tensor(mu, dtype=torch.float32, device=self._torch_device()))
+            x1, self.nfe_ = decompress(model, x0, **self._solver_kwargs())
+        return _restore(self._unstandardise(x1.cpu().double().numpy()), [len(t) for t in trials], is_array)
 
     def _unstandardise(self, frames: np.ndarray) -> np.ndarray:
         out = np.tile(self.mean_, (len(frames), 1))
@@ -440,22 +463,23 @@ class DualFlow(TransformerMixin, BaseEstimator):
                 f"{len(lengths)} trials x {int(n_frames)} frames x {self.n_features_in_} features = {values:.3g} "
                 f"values (limit {MAX_SIMULATE_VALUES:.0e}, about {MAX_SIMULATE_VALUES * 8 / 2**30:.1f} GiB)"
             )
-        h = self.model_.history
+        model = self._model()
+        h = model.history
         ends = np.cumsum(lengths)
         idx = np.stack([np.clip(np.arange(e - h - 1, e), e - L, None) for e, L in zip(ends, lengths, strict=True)])
         with torch.no_grad():
-            init = x1[torch.as_tensor(idx)]  # (n_trials, h+1, D)
+            init = x1[torch.as_tensor(idx)].to(self._torch_device())  # (n_trials, h+1, D)
             B, H, D = init.shape
-            flat, nfe0 = compress(self.model_, init.reshape(B * H, D), tau=tau, **self._solver_kwargs())
+            flat, nfe0 = compress(model, init.reshape(B * H, D), tau=tau, **self._solver_kwargs())
             roll, nfe1 = simulate(
-                self.model_, flat.reshape(B, H, D), int(n_frames), tau=tau, dt=self.dt, method="rk4", n_steps=4
+                model, flat.reshape(B, H, D), int(n_frames), tau=tau, dt=self.dt, method="rk4", n_steps=4
             )
-            out, nfe2 = decompress(self.model_, roll.reshape(-1, D), tau=tau, **self._solver_kwargs())
+            out, nfe2 = decompress(model, roll.reshape(-1, D), tau=tau, **self._solver_kwargs())
             self.nfe_ = nfe0 + nfe1 + nfe2
-            frames = self._unstandardise(out.double().numpy()).reshape(B, int(n_frames), -1)
+            frames = self._unstandardise(out.cpu().double().numpy()).reshape(B, int(n_frames), -1)
             if return_latent:
                 latent = (
-                    self.model_.encoder.uncouple(roll.reshape(-1, D)).double().numpy().reshape(B, int(n_frames), -1)
+                    model.encoder.uncouple(roll.reshape(-1, D)).cpu().double().numpy().reshape(B, int(n_frames), -1)
                 )
                 return frames, latent
         return frames
@@ -473,7 +497,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
             "mean_": torch.as_tensor(np.asarray(self.mean_, dtype=np.float64)),
             "scale_": torch.as_tensor(np.asarray(self.scale_, dtype=np.float64)),
             "loss_history_": torch.as_tensor(np.asarray(self.loss_history_, dtype=np.float64)),
-            "model": self.model_.state_dict(),
+            "model": {k: v.cpu() for k, v in self.model_.state_dict().items()},
         }
         from icml26._util.io import atomic_output
 
@@ -481,8 +505,11 @@ class DualFlow(TransformerMixin, BaseEstimator):
             torch.save(state, tmp)
 
     @classmethod
-    def load(cls, path: str | Path, n_features: int | None = None) -> DualFlow:
-        """Read a model written by :meth:`save`; with ``n_features``, check it matches the checkpoint."""
+    def load(cls, path: str | Path, n_features: int | None = None, device: str | None = None) -> DualFlow:
+        """Read a model written by :meth:`save`; with ``n_features``, check it matches the checkpoint.
+
+        ``device`` (default: the one it was fitted with, ``"cpu"`` for checkpoints that do not say) is where the
+        loaded networks run."""
         path = Path(path)
         if path.is_dir():
             raise IsADirectoryError(f"checkpoint {path} is a directory, not a file")
@@ -504,6 +531,8 @@ class DualFlow(TransformerMixin, BaseEstimator):
                 f"{path}: checkpoint was fitted on {state['n_features_in_']} features, the data have {n_features}"
             )
         est = cls(**state["params"])
+        if device is not None:
+            est.device = device
         est.n_features_in_ = state["n_features_in_"]
         est.feature_mask_ = state["feature_mask_"].numpy().astype(bool)
         est.mean_, est.scale_ = state["mean_"].numpy(), state["scale_"].numpy()
@@ -518,8 +547,8 @@ class DualFlow(TransformerMixin, BaseEstimator):
         )
         model.load_state_dict(state["model"])
         model.eval()
-        est.model_ = model
-        est.d_ = model.encoder.d.detach().double().numpy()
+        est.model_ = model.to(est._torch_device())
+        est.d_ = model.encoder.d.detach().cpu().double().numpy()
         est.effective_dim_ = effective_dimension(est.d_)
         est.nfe_ = 0
         return est
