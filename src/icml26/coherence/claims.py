@@ -136,7 +136,9 @@ def _plant(aa, ideal, scores, bars: dict[str, float], seed: int) -> _Planted:
     measure, or a dict name -> code matrix: then each replaced feature takes its column from the ideal of the first
     measure (in ``scores`` order) still short of its target, so a plant can combine, e.g., compact features for one
     measure and same-word features for another. Every measure here scores features independently, so the plant
-    is sized from per-feature scores computed once."""
+    is sized from per-feature scores computed once; the last replaced feature is mixed only partly toward its ideal
+    (the smallest weight that still reaches every target, `_finest_mix`), so a plant lands at 1.25 x its bar rather
+    than up to one feature's gain past it."""
     ideals = ideal if isinstance(ideal, dict) else {k: ideal for k in scores}
     base = {k: fn(aa.codes) for k, fn in scores.items()}  # name -> (m,) per-feature scores (NaN: dead)
     good = {(src, k): fn(ideals[src]) for src in scores for k, fn in scores.items()}  # scores of each ideal
@@ -147,6 +149,10 @@ def _plant(aa, ideal, scores, bars: dict[str, float], seed: int) -> _Planted:
 
     def short(planted):
         return [k for k in scores if mean(planted[k]) - mean(base[k]) < PLANT_FACTOR * bars[k]]
+
+    def column(j: int, src: str, t: float) -> np.ndarray:  # (n,) feature j mixed a fraction t toward its ideal
+        ideal_j = ideals[src][:, j] * max(float(aa.codes[:, j].max()), 1e-6)  # keep the feature's scale
+        return (1.0 - t) * aa.codes[:, j] + t * ideal_j
 
     planted = {k: v.copy() for k, v in base.items()}
     source: dict[int, str] = {}
@@ -159,8 +165,34 @@ def _plant(aa, ideal, scores, bars: dict[str, float], seed: int) -> _Planted:
             break
     codes = aa.codes.copy()
     for j, src in source.items():
-        codes[:, j] = ideals[src][:, j] * max(float(aa.codes[:, j].max()), 1e-6)  # keep the feature's scale
+        codes[:, j] = column(j, src, 1.0)
+    if source and not short(planted):  # the last swap overshoots by up to one feature's gain: mix it only partly
+        j, src = list(source.items())[-1]
+        codes[:, j] = column(j, src, _finest_mix(lambda t: not short(_rescore(planted, scores, column(j, src, t), j))))
     return _Planted(codes, aa.mse)
+
+
+#: Bisection steps of the partial last swap (the mixing weight is resolved to 2^-MIX_STEPS).
+MIX_STEPS = 10
+
+
+def _finest_mix(reaches) -> float:
+    """The smallest mixing weight t in (0, 1] (to 2^-MIX_STEPS, by bisection) with ``reaches(t)`` true, given
+    ``reaches(1)``; the plant of a partial last swap lands at its target instead of up to one feature's gain past
+    it (the scores need not be monotone in t: the weight returned always reaches)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(MIX_STEPS):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if reaches(mid) else (mid, hi)
+    return hi
+
+
+def _rescore(planted: dict, scores, col: np.ndarray, j: int) -> dict:
+    """``planted`` (name -> per-feature scores) with feature j's scores replaced by those of column ``col``."""
+    out = {k: v.copy() for k, v in planted.items()}
+    for k, fn in scores.items():
+        out[k][j] = fn(col[:, None])[0]
+    return out
 
 
 def _circle_measures(theta: np.ndarray):
@@ -250,14 +282,26 @@ TOPOLOGY_MARGIN = 0.15
 def _plant_topology(aa, ideal: np.ndarray, sub: np.ndarray, latent: Geometry, bar: float, seed: int) -> _Planted:
     """``aa``'s codes with the fewest features (seeded order) replaced by the same columns of ``ideal`` (rescaled
     to each feature's maximum) that lower the A/A code's own H1 bottleneck distance to ``latent`` (on the samples
-    ``sub``) by PLANT_FACTOR x ``bar``. The bottleneck is not a per-feature score, so each prefix is checked."""
+    ``sub``) by PLANT_FACTOR x ``bar``. The bottleneck is not a per-feature score, so each prefix is checked; the
+    last swap is mixed only partly (the smallest weight that still reaches, `_finest_mix`)."""
     base = interleaving_check(aa.codes[sub], latent)["bottleneck_H1"]
     order = np.random.default_rng([seed, 53]).permutation(aa.codes.shape[1])
     scale = np.maximum(aa.codes.max(0), 1e-6)
     codes = aa.codes.copy()
+
+    def reaches(C: np.ndarray) -> bool:
+        return base - interleaving_check(C[sub], latent)["bottleneck_H1"] >= PLANT_FACTOR * bar
+
+    def mixed(C: np.ndarray, j: int, t: float) -> np.ndarray:  # C with feature j mixed a fraction t to its ideal
+        out = C.copy()
+        out[:, j] = (1.0 - t) * aa.codes[:, j] + t * ideal[:, j] * scale[j]
+        return out
+
     for j in order:
-        codes[:, j] = ideal[:, j] * scale[j]
-        if base - interleaving_check(codes[sub], latent)["bottleneck_H1"] >= PLANT_FACTOR * bar:
+        before = codes
+        codes = mixed(before, j, 1.0)
+        if reaches(codes):  # the last swap mixed only partly (as in _plant), so the plant lands near its target
+            codes = mixed(before, j, _finest_mix(lambda t, C=before, j=j: reaches(mixed(C, j, t))))
             break
     return _Planted(codes, aa.mse)
 
