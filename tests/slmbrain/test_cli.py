@@ -230,3 +230,33 @@ def test_help_loads_no_torch():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
     assert out.strip() == "[]", out
+
+
+@pytest.mark.parametrize("verb", ["features", "compress"])
+def test_an_absent_device_is_refused_in_one_line_before_any_work(tmp_path, capsys, verb):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is present: nothing to refuse")
+    argv = {
+        "features": ["features", "--scale", "tiny", "--model", "student:4", "--timings", CSV, "--tr-times", W,
+                     "--out", str(tmp_path / "f.npy")],
+        "compress": ["compress", "--scale", "tiny", "--model", "student:4", "--method", "rtn"],
+    }[verb]  # fmt: skip
+    code, _, err = run([*argv, "--device", "cuda"], capsys)
+    assert code == 2 and "CUDA is not available" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "f.npy").exists()
+
+
+@pytest.mark.gpu
+def test_features_and_gptq_on_cuda_match_the_cpu(tmp_path, capsys):
+    for device in ("cpu", "cuda"):
+        argv = ["features", "--scale", "tiny", "--model", "student:4", "--timings", CSV, "--tr-times", W,
+                "--out", str(tmp_path / f"f-{device}.npy"), "--device", device]  # fmt: skip
+        assert run(argv, capsys)[0] == 0
+        argv = ["compress", "--scale", "tiny", "--model", "student:4", "--method", "gptq", "--device", device,
+                "--json", str(tmp_path / f"c-{device}.json")]  # fmt: skip
+        assert run(argv, capsys)[0] == 0
+    assert np.allclose(np.load(tmp_path / "f-cpu.npy"), np.load(tmp_path / "f-cuda.npy"), atol=1e-4)
+    cpu, gpu = (json.loads((tmp_path / f"c-{d}.json").read_text()) for d in ("cpu", "cuda"))
+    assert abs(cpu["loss_after"] - gpu["loss_after"]) < 1e-3 * max(1.0, abs(cpu["loss_after"]))

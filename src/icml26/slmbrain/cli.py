@@ -33,6 +33,7 @@ from icml26._util.cli import (
     fraction,
     seed_int,
 )
+from icml26._util.device import add_device_arguments, apply_device_arguments
 from icml26._util.io import (
     atomic_output,
     check_input_file,
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=SEED, default=0, help="world seed for student/teacher")
     f.add_argument("--ctx", type=bounded_int(2, 4096, what="tokens"), default=256, help="context (transformers)")
     f.add_argument("--out", type=Path, required=True, help="features .npy (n_layers, n_TR, d)")
+    add_device_arguments(f)
 
     e = sub.add_parser(
         "encode",
@@ -169,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=SEED, default=0, help="world seed for student")
     c.add_argument("--out", type=Path, help="folder to save the compressed transformers model (must not exist)")
     add_json_argument(c, "per-layer errors and LM losses")
+    add_device_arguments(c)
 
     p = sub.add_parser(
         "probe",
@@ -225,8 +228,6 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=SEED, default=0, help="seed (student training, untrained init, shifts)")
     a.add_argument("--out", type=Path, help="per-listener r, noise ceiling and chosen layers (.npz)")
     add_json_argument(a, "the ROI scores, ceiling and null")
-    from icml26._util.device import add_device_arguments
-
     add_device_arguments(a, default_device="cpu")
     return parser
 
@@ -339,7 +340,9 @@ def _features(args) -> int:
             f"word onsets ({onsets[0]:.1f}-{onsets[-1]:.1f} s) lie outside the TR range ({tr[0]:.1f}-{tr[-1]:.1f} s)"
         )
     w, model = _world_model(args.model, args.scale, args.seed)
+    device = apply_device_arguments(args)
     if model is not None:
+        model.to(device)
         unknown = sorted({x for x in words if x not in w.grammar.index})
         if unknown:
             raise ValueError(
@@ -351,7 +354,7 @@ def _features(args) -> int:
         if len(words) > 200_000:
             raise ValueError(f"{len(words)} words: limited to 200000 per call")
         hf, tok = load_hf_causal_lm(args.model)
-        states = hf_word_states(hf, tok, words, ctx=args.ctx)
+        states = hf_word_states(hf.to(device), tok, words, ctx=args.ctx)
     feats = np.stack([lanczos_downsample(s.astype(np.float64), onsets, tr) for s in states]).astype(np.float32)
     save_npy(args.out, feats)
     print(f"features {feats.shape} (layers, TRs, width) from {len(words)} words")
@@ -472,7 +475,9 @@ def _compress(args) -> int:
     if args.method in ("magnitude", "wanda") and args.sparsity >= 1:
         raise ValueError("--sparsity must be below 1")
     w, model = _world_model(args.model, args.scale, args.seed)
+    device = apply_device_arguments(args)
     if model is not None:
+        model.to(device)
         if args.out is not None:
             raise ValueError("--out saves transformers models; a grammar student is rebuilt from its seed")
         before = lm_loss(model, w.heldout.ids)
@@ -497,6 +502,7 @@ def _compress(args) -> int:
         from icml26.slmbrain.lm import load_hf_causal_lm
 
         hf, tok = load_hf_causal_lm(args.model)
+        hf.to(device)
         text = "The quick brown fox jumps over the lazy dog while the children read stories in the quiet library. " * 8
         if args.calib_text is not None:
             check_input_file(args.calib_text, what="calibration text")
@@ -507,7 +513,7 @@ def _compress(args) -> int:
         ids = np.array(tok.encode(text), dtype=np.int64)
         max_pos = getattr(hf.config, "n_positions", None) or getattr(hf.config, "max_position_embeddings", 128)
         ctx = min(128, int(max_pos), max(len(ids) - 1, 2))
-        calib = calibration_batch(ids, 8, ctx, seed=args.seed)
+        calib = calibration_batch(ids, 8, ctx, seed=args.seed).to(device)
         with torch.inference_mode():
             before = float(hf(calib, labels=calib).loss)
         errs = compress_model(hf, args.method, bits=args.bits, sparsity=args.sparsity, calib=calib)
@@ -555,7 +561,6 @@ def _probe(args) -> int:
 
 
 def _alice(args) -> int:
-    from icml26._util.device import apply_device_arguments
     from icml26.slmbrain import alice as A
 
     if args.out is not None:

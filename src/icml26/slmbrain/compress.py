@@ -55,7 +55,7 @@ def gptq_quantize(
     W[:, dead] = 0
     scale, zero, qmax = _grid(W, bits)
     scale, zero = scale.double(), zero.double()
-    H += damp * torch.mean(torch.diag(H)) * torch.eye(len(H), dtype=H.dtype)
+    H += damp * torch.mean(torch.diag(H)) * torch.eye(len(H), dtype=H.dtype, device=H.device)
     U = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(H)), upper=True)  # (in, in)
     Q = torch.zeros_like(W)
     n = W.shape[1]
@@ -150,6 +150,8 @@ def compress_model(
     if everything and method not in ("rtn", "magnitude"):
         raise ValueError(f"everything=True (embeddings and LM head too) needs a calibration-free method, not {method}")
     errors = {}
+    if calib is not None:  # the calibration tokens go where the weights are
+        calib = calib.to(next(model.parameters()).device)
     layers = _layers(model, everything)
     if not layers:
         raise ValueError("the model has no linear layers to compress")

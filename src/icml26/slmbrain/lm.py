@@ -52,7 +52,7 @@ class TinyGPT(nn.Module):
                     p.zero_()
 
     def forward(self, ids: torch.Tensor, hidden: bool = False):  # ids (B, T)
-        x = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))  # (B, T, d)
+        x = self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))  # (B, T, d)
         states = [x]
         for b in self.blocks:
             x = b(x)
@@ -104,21 +104,21 @@ def _windows(n: int, ctx: int) -> list[tuple[int, int, int]]:
 def word_states(model: TinyGPT, ids: np.ndarray) -> np.ndarray:
     """Per-layer states of every word of a stream: ``(L+1, N, d)`` float32 (causal, sliding windows, batched)."""
     n = len(ids)
-    t = torch.as_tensor(ids, dtype=torch.long)
+    t = torch.as_tensor(ids, dtype=torch.long, device=_device_of(model))
     wins = _windows(n, model.ctx)
     x = torch.stack([t[s:e] for s, e, _ in wins])  # (W, ctx) windows of equal length
     _, states = model(x, hidden=True)
     h = torch.stack(states)  # (L+1, W, ctx, d)
     out = np.zeros((h.shape[0], n, h.shape[3]), dtype=np.float32)
     for w, (s, e, k) in enumerate(wins):
-        out[:, s + k : e] = h[:, w, k:].numpy()
+        out[:, s + k : e] = h[:, w, k:].cpu().numpy()
     return out
 
 
 @torch.inference_mode()
 def lm_loss(model: TinyGPT, ids: np.ndarray) -> float:
     """Mean next-token cross-entropy (nats) over a stream, sliding windows (each target predicted once)."""
-    t = torch.as_tensor(ids, dtype=torch.long)
+    t = torch.as_tensor(ids, dtype=torch.long, device=_device_of(model))
     wins = _windows(len(ids), model.ctx + 1)
     x = torch.stack([t[s:e] for s, e, _ in wins])  # (W, ctx+1)
     lp = F.cross_entropy(model(x[:, :-1]).transpose(1, 2), x[:, 1:], reduction="none")  # (W, ctx)
@@ -160,12 +160,17 @@ def hf_word_states(model, tokenizer, words: list[str], ctx: int = 256) -> np.nda
         last.append(len(ids) - 1)
     max_pos = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", ctx)
     ctx = min(ctx, int(max_pos))
-    ids_t = torch.as_tensor(ids, dtype=torch.long)[None]
+    ids_t = torch.as_tensor(ids, dtype=torch.long, device=_device_of(model))[None]
     out = None
     for s, e, k in _windows(len(ids), ctx):
         hs = model(ids_t[:, s:e], output_hidden_states=True).hidden_states
         h = torch.stack(hs)[:, 0, k:].float()  # (L+1, T', d)
         if out is None:
             out = np.zeros((h.shape[0], len(ids), h.shape[2]), dtype=np.float32)
-        out[:, s + k : e] = h.numpy()
+        out[:, s + k : e] = h.cpu().numpy()
     return out[:, last]
+
+
+def _device_of(model: torch.nn.Module) -> torch.device:
+    """Where the model's weights live (inputs are built there; results come back to the host)."""
+    return next(model.parameters()).device
