@@ -1,5 +1,6 @@
 """The small shared helpers."""
 
+import argparse
 import random
 
 import numpy as np
@@ -265,6 +266,28 @@ def test_device_arguments_mean_the_same_in_every_verb(capsys):
         with pytest.raises(SystemExit):
             parser.parse_args(bad)
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_threads_alone_for_cpu_only_verbs(capsys):
+    torch = pytest.importorskip("torch")
+    from icml26._util.cli import ArgumentParser
+    from icml26._util.device import add_threads_argument, apply_threads
+
+    parser = ArgumentParser(prog="icml26 demo")
+    add_threads_argument(parser, default=1)
+    assert parser.parse_args([]).threads == 1 and "default: 1" in parser.format_help()
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        apply_threads(parser.parse_args(["--threads", "1"]))
+        assert torch.get_num_threads() == 1
+        apply_threads(argparse.Namespace())  # a verb without --threads: untouched
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--threads", "0"])
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
 def test_progress_bars_follow_the_terminal_and_quiet():

@@ -51,15 +51,25 @@ def add_device_arguments(parser: argparse.ArgumentParser, *, default_device: str
     parser.add_argument(
         "--device", type=_device_name, default=default_device, help="torch device: auto, cpu, cuda, cuda:N or mps"
     )
-    parser.add_argument(
-        "--threads", type=_threads, default=None, help="torch CPU threads (default: torch's own choice)"
-    )
+    add_threads_argument(parser)
+
+
+def add_threads_argument(parser: argparse.ArgumentParser, *, default: int | None = None) -> None:
+    """Add ``--threads`` alone, to a torch verb that runs on the CPU only (its reason is listed in the
+    output-convention test); ``default`` is the verb's own choice (``None``: torch's)."""
+    what = "torch's own choice" if default is None else str(default)
+    parser.add_argument("--threads", type=_threads, default=default, help=f"torch CPU threads (default: {what})")
+
+
+def apply_threads(args: argparse.Namespace) -> None:
+    """Set torch's CPU threads from ``args.threads`` when the verb has it and it is set."""
+    if getattr(args, "threads", None):
+        import torch
+
+        torch.set_num_threads(int(args.threads))
 
 
 def apply_device_arguments(args: argparse.Namespace):
     """Set torch's CPU threads from ``args.threads`` (when given) and return ``resolve_device(args.device)``."""
-    import torch
-
-    if getattr(args, "threads", None):
-        torch.set_num_threads(int(args.threads))
+    apply_threads(args)
     return resolve_device(getattr(args, "device", "auto"))

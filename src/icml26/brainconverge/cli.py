@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, fraction, positive_int
-from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.device import add_device_arguments, add_threads_argument, apply_device_arguments
 from icml26._util.io import atomic_output, check_input_file, check_json_output, check_output_path, write_json
 
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--seed", type=seed, default=0, help="seed of the split and the zoo")
     z.add_argument("--out", type=Path, required=True, help="zoo file to write (.pt)")
     add_json_argument(z, "each model's test accuracy")
-    z.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads (small MLPs: 1 is fastest)")
+    add_threads_argument(z, default=1)  # small MLPs: one thread is fastest
 
     b = sub.add_parser(
         "brain",
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--epochs", type=bounded_int(0, 500, what="epochs"), default=30, help="reference training epochs")
     b.add_argument("--seed", type=seed, default=0, help="seed of the split (use the zoo's) and of the voxel maps")
     b.add_argument("--out", type=Path, required=True, help="brain file to write (.npz)")
-    b.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads (small MLPs: 1 is fastest)")
+    add_threads_argument(b, default=1)
 
     a = sub.add_parser(
         "align",
@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--ray-address", help="compute on this Ray cluster (e.g. auto or ray://host:10001)")
     a.add_argument("--resume", action="store_true", help="keep the rows already in --out and add the missing ones")
     a.add_argument("--out", type=Path, required=True, help="table to write (.parquet or .csv)")
+    add_threads_argument(a, default=1)  # per process; Ray workers keep one each
 
     g = sub.add_parser(
         "granger",
@@ -267,7 +268,7 @@ def _align(args) -> int:
     out = check_output_path(args.out, suffixes=TABLE_SUFFIXES)
     if args.ray and args.ray_address:
         raise ValueError("give either --ray (local instance) or --ray-address, not both")
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     zoo = load_zoo(args.zoo)
     brain = load_brain(args.brain)
     sp = load_images(zoo["data"], seed=int(zoo["seed"]), n_stim=int(zoo["n_stim"]), n_test=int(zoo["n_test"]))

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, nonnegative_int, positive_float
+from icml26._util.device import add_threads_argument, apply_threads
 from icml26._util.io import check_json_output, check_output_path, write_json
 
 T_REPORT = (1, 3, 5, 10, 20)
@@ -334,9 +335,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_json_argument(p, "the final ability, its standard error and the items answered")
     p.set_defaults(func=cmd_session)
 
+    for verb in ("train", "simulate", "session"):  # CPU-only torch verbs (a policy of a few thousand weights)
+        add_threads_argument(sub.choices[verb])
     return parser
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    apply_threads(args)
     return args.func(args)

@@ -30,6 +30,7 @@ from icml26._util.cli import (
     positive_int,
     seed_int,
 )
+from icml26._util.device import add_threads_argument, apply_threads
 from icml26._util.io import atomic_output, check_input_file, check_output_path, save_npy
 
 
@@ -172,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--queries", type=positive_int, default=400, help="queries per pattern count")
     c.add_argument("--seed", type=seed_int, default=0, help="random seed")
     add_json_argument(c, "the results")
+    add_threads_argument(c)  # CPU-only: Hopfield memories of a few hundred patterns
 
     d = sub.add_parser(
         "decode",
@@ -604,6 +606,7 @@ def _decode_recording(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 hyperhopfield``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
+    apply_threads(args)
     verbs = {"fields": _fields, "geometry": _geometry, "capacity": _capacity, "decode": _decode}
     return verbs[args.verb](args)
 

@@ -33,7 +33,7 @@ from icml26._util.cli import (
     fraction,
     seed_int,
 )
-from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.device import add_device_arguments, add_threads_argument, apply_device_arguments, apply_threads
 from icml26._util.io import (
     atomic_output,
     check_input_file,
@@ -184,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", choices=("tiny", "smoke", "small"), default="smoke", help="world preset")
     p.add_argument("--seed", type=SEED, default=0, help="world seed")
     add_json_argument(p, "accuracies per property and layer")
+    for cpu_only in (s, p):  # small grammar-world models on the CPU: one thread unless told
+        add_threads_argument(cpu_only, default=1)
 
     a = sub.add_parser(
         "alice",
@@ -288,6 +290,7 @@ def _simulate(args) -> int:
     check_output_path(args.out, suffixes=(".npz",))
     if args.timings is not None:
         check_output_path(args.timings, suffixes=(".csv",))
+    apply_threads(args)
     cfg = PRESETS[args.scale]
     if args.snr is not None:
         from dataclasses import replace
@@ -550,6 +553,7 @@ def _probe(args) -> int:
 
     check_json_output(args.json)
     w, model = _world_model(args.model, args.scale, args.seed)
+    apply_threads(args)
     if model is None:
         raise ValueError(f"--model {args.model!r}: probe takes 'student:WIDTH' or 'teacher'")
     states = [word_states(model, s.corpus.ids) for s in w.stories]

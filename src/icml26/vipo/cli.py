@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, finite_float, fraction
+from icml26._util.device import add_threads_argument, apply_threads
 from icml26._util.io import check_json_output, check_output_path, write_json
 
 QUALITIES = ("random", "medium", "expert", "medium-replay", "medium-expert")
@@ -198,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--steps", type=bounded_int(100, 10_000_000, what="time"), default=100_000, help="environment steps")
     b.add_argument("--seed", type=seed, default=0, help="random seed")
     b.add_argument("--out", type=Path, required=True, help="policy file to write (.pt)")
+    # CPU-only torch verbs (small MLPs beside a CPU simulator): --threads, one by default where they train
+    for verb, threads in (("make-dataset", None), ("dataset", 1), ("train", 1), ("evaluate", None),
+                          ("train-behaviour", 1)):  # fmt: skip
+        add_threads_argument(sub.choices[verb], default=threads)
     return parser
 
 
@@ -220,8 +225,6 @@ def _make_dataset(args) -> int:
 def _dataset(args) -> int:
     import hashlib
 
-    import torch
-
     from icml26.vipo.data import save_dataset
     from icml26.vipo.mujoco_data import BehaviourRecipe, episodes_to_d4rl, make_d4rl_like, write_minari
 
@@ -234,7 +237,6 @@ def _dataset(args) -> int:
     work = out.with_name(out.name + ".work")
     if work.exists() and not work.is_dir():
         raise NotADirectoryError(f"checkpoint directory {work} exists and is not a directory")
-    torch.set_num_threads(1)  # SB3 SAC with small networks: more threads only contend
     recipe = BehaviourRecipe(max_steps=args.max_steps, medium_score=args.medium_score, expert_steps=args.expert_steps,
                              eval_every=args.eval_every, eval_episodes=args.eval_episodes,
                              learning_starts=args.learning_starts)  # fmt: skip
@@ -261,8 +263,6 @@ def _dataset(args) -> int:
 def _train(args) -> int:
     import dataclasses
 
-    import torch
-
     from icml26.vipo.data import load_dataset, normalised_score, termination_fn
     from icml26.vipo.dynamics import DynamicsConfig, model_error, train_dynamics
     from icml26.vipo.policy import PolicyConfig, save_actor, train_policy
@@ -271,7 +271,6 @@ def _train(args) -> int:
     check_json_output(args.json)
     if args.elites > args.members:
         raise ValueError(f"--elites {args.elites} exceeds --members {args.members}")
-    torch.set_num_threads(1)
     data = load_dataset(args.dataset)  # keys, lengths, NaN; spaces once the env is known
     env_id = args.env or data["meta"].get("env")
     if not env_id:
@@ -386,14 +385,11 @@ def _evaluate(args) -> int:
 
 
 def _train_behaviour(args) -> int:
-    import torch
-
     from icml26.vipo.data import termination_fn
     from icml26.vipo.policy import save_actor, train_online
 
     check_output_path(args.out)
     termination_fn(args.env)
-    torch.set_num_threads(1)
     actor, returns = train_online(args.env, args.steps, args.seed)
     save_actor(actor, args.out, extra={"env": args.env, "algo": "online-sac", "train_returns": returns[-10:]})
     last = sum(returns[-10:]) / max(1, len(returns[-10:]))
@@ -404,6 +400,7 @@ def _train_behaviour(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 vipo``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
+    apply_threads(args)  # SB3 SAC and the ensembles are small networks: more threads only contend
     verbs = {"dataset": _dataset, "make-dataset": _make_dataset, "train": _train, "evaluate": _evaluate,
              "train-behaviour": _train_behaviour}  # fmt: skip
     return verbs[args.verb](args)

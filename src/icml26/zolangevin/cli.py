@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, positive_float, seed_int
+from icml26._util.device import add_threads_argument, apply_threads
 from icml26._util.io import check_json_output, check_output_path, save_npy, save_npz, write_json
 
 from .data import TEST_PHOTOS
@@ -150,11 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", type=Path, help="save samples, mean and std as .npz (to exactly this file)")
     add_json_argument(p, "the report (also printed)")
+    for verb in ("train-prior", "invert"):  # CPU-only torch verbs: a small score network
+        add_threads_argument(sub.choices[verb])
     return parser
 
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    apply_threads(args)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         return _run(args)
