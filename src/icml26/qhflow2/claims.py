@@ -472,6 +472,261 @@ def scaling(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# v2 of the comparisons (issue 50): every model tuned on the same grid, MACE as the MLIP peer
+# ---------------------------------------------------------------------------------------------------------
+#: Seed offset of the tuned claims' stream (fresh: none of their numbers has been seen before their first run).
+TUNED_SEEDS = 2000
+
+
+@functools.lru_cache(maxsize=2)
+def _validation(scale_value: str):
+    """The tuning frames: ``n_val`` conformations sampled with seed 1 (the claims' data set uses seed 0)."""
+    cfg = PRESETS[scale_value]
+    return cached_dataset(cfg.molecule, cfg.n_val, basis=cfg.basis, xc=cfg.xc, temperature=cfg.temperature, seed=1)
+
+
+@functools.lru_cache(maxsize=128)
+def _grid_model(scale_value: str, seed: int, kind: str, lr: float, channels: int, stream: int = 0):
+    """One grid point: ``kind`` (``so2``, ``tp`` = the matched tensor-product baseline, ``mace``) trained on the
+    seed's train split at learning rate ``lr`` and width ``channels`` for the preset's steps."""
+    cfg = PRESETS[scale_value]
+    train, _ = _split(scale_value, seed)
+    train_seed = seed + _STREAM * stream
+    if kind == "mace":
+        from icml26.qhflow2.mace_peer import MACEConfig, train_mace
+
+        return train_mace(train, cfg.steps, cfg.batch, lr, train_seed, MACEConfig(channels=channels))[0]
+    tc = TrainConfig(steps=cfg.steps, batch=cfg.batch, lr=lr)
+    kw = {"channels": channels, "lmax": cfg.lmax, "layers": cfg.layers} | ({"matched": True} if kind == "tp" else {})
+    return train_h_model(kind, train, tc, train_seed, **kw)[0]
+
+
+def _grid_params(scale_value: str, kind: str, channels: int) -> int:
+    """Parameter count of a Hamiltonian model of ``kind`` at width ``channels`` (built, not trained)."""
+    cfg = PRESETS[scale_value]
+    val = _validation(scale_value)
+    kw = {"channels": channels, "lmax": cfg.lmax, "layers": cfg.layers} | ({"matched": True} if kind == "tp" else {})
+    with torch.random.fork_rng(devices=[]):
+        return n_params(build_model(kind, layout_for(val).slot_ls, len(val.Z), **kw))
+
+
+def _val_score(model, kind: str, val) -> float:
+    """Validation error that tuning minimises: H MAE [uHa] for a Hamiltonian model, the MLIP's weighted loss
+    (E MAE [meV] + F MAE [meV/A], both on their own scale) for MACE."""
+    if kind == "mace":
+        from icml26.qhflow2.mace_peer import evaluate_mace
+
+        m = evaluate_mace(model, val)
+        return m["E MAE [meV]"] + m["F MAE [meV/A]"]
+    return _test_mae(model, val)
+
+
+@functools.lru_cache(maxsize=32)
+def _tuned(scale_value: str, seed: int, kind: str, max_params: int | None = None):
+    """(lr, channels, validation table) of ``kind`` tuned on the preset's lr x width grid (every model the same
+    grid, the same steps); ``max_params`` drops grid points with more parameters (the claims' 'at <= its
+    parameters'). The table maps 'lr, channels' to the validation score, inf where the point was dropped."""
+    cfg = PRESETS[scale_value]
+    val = _validation(scale_value)
+    table, best = {}, None
+    for lr in cfg.tune_lrs:
+        for ch in cfg.tune_channels:
+            if max_params is not None and _grid_params(scale_value, kind, ch) > max_params:
+                score = float("inf")  # over the parameter budget: not trained
+            else:
+                score = _val_score(_grid_model(scale_value, seed, kind, lr, ch), kind, val)
+            table[f"lr {lr:g}, {ch} ch"] = score
+            if best is None or score < best[0]:
+                best = (score, lr, ch)
+    return best[1], best[2], table
+
+
+def _tuned_model(scale_value: str, seed: int, kind: str, stream: int = 0, max_params: int | None = None):
+    """The tuned model of ``kind``; ``stream`` > 0 its A/A replicate: the chosen setting trained again on its own
+    seed stream (another initialisation and minibatch order)."""
+    lr, ch, _ = _tuned(scale_value, seed, kind, max_params)
+    return _grid_model(scale_value, seed, kind, lr, ch, stream)
+
+
+def _tuned_pair(scale_value: str, seed: int):
+    """The tuned matched TP baseline and the tuned SO(2) model restricted to at most the TP's parameters."""
+    tp = _tuned_model(scale_value, seed, "tp")
+    return _tuned_model(scale_value, seed, "so2", max_params=n_params(tp)), tp
+
+
+def _breakdown_measures(prefix: str, model) -> dict[str, float]:
+    from icml26.qhflow2.model import param_breakdown
+
+    return {f"{prefix} params: {k}": float(v) for k, v in param_breakdown(model).items() if v}
+
+
+#: The H-error gain ``so2-beats-tuned-tp``'s positive control plants on the A/A pair of tuned TP models: the
+#: reference's H error inflated by 10^0.07 (log10 ratio -0.07, 1.4x the bar of -0.05).
+TUNED_PLANT = 0.07
+
+
+@claim(
+    "qhflow2/so2-beats-tuned-tp-v1",
+    statement="With the same tuning budget (learning rate x width grid, the preset's steps, chosen on validation "
+    "frames sampled apart from train and test) the SO(2) model's test H MAE is lower than that of the tensor-product "
+    "baseline given the SO(2) model's per-l normalisation and node-conditioned radial MLPs: log10 ratio SO(2) / TP < "
+    "-0.05 (> 11 % lower), the SO(2) grid restricted to at most the tuned TP's parameters; paired over seeds",
+    paper="abstract: 40 % lower Hamiltonian error than the previous best model with fewer parameters",
+    control="A/A: the tuned TP setting trained again on its own seed stream in the SO(2) model's place (an "
+    "independent replicate): the log ratio scatters around 0",
+    positive="that A/A pair with the reference TP's H error inflated by 10^0.07 (H -> H_true + c (H - H_true)): a "
+    "log ratio of -0.07 planted, 1.4x the bar",
+    mechanisms=("so2-reduction", "hamiltonian-learning"),
+    judge=Interval("log10 H MAE ratio (SO(2) / TP), tuned", below=-0.05),
+)
+def so2_beats_tuned_tp(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    torch.set_num_threads(1)
+    seed = seed + TUNED_SEEDS
+    _, test = _split(scale.value, seed)
+    so2, tp = _tuned_pair(scale.value, seed)
+    ours = so2 if arm is Arm.CLAIM else _tuned_model(scale.value, seed, "tp", stream=1)  # the arms' one line
+    c = 10**TUNED_PLANT if arm is Arm.POSITIVE else 1.0  # the positive control's one line
+    mae_ours = _test_mae(ours, test)
+    mae_tp = c * _test_mae(tp, test)  # the H MAE scales exactly with the inflation of the error
+    r = float(np.log10(mae_ours / mae_tp))
+    holds = r < -0.05
+    lr_s, ch_s, tab_s = _tuned(scale.value, seed, "so2", n_params(tp))
+    lr_t, ch_t, tab_t = _tuned(scale.value, seed, "tp")
+    measured = {
+        "log10 H MAE ratio (SO(2) / TP), tuned": r,
+        "H MAE ours [uHa]": mae_ours,
+        "params ours / TP": n_params(ours) / n_params(tp),
+        "SO(2) tuned lr": lr_s,
+        "SO(2) tuned channels": ch_s,
+        "TP tuned lr": lr_t,
+        "TP tuned channels": ch_t,
+    }
+    measured |= {f"SO(2) validation H MAE [uHa], {k}": v for k, v in tab_s.items()}
+    measured |= {f"TP validation H MAE [uHa], {k}": v for k, v in tab_t.items()}
+    measured |= _breakdown_measures("ours", ours) | _breakdown_measures("TP", tp)
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured=measured,
+        baselines={"H MAE TP tuned [uHa]": mae_tp, "params TP": float(n_params(tp))},
+        paper={"H error vs previous best": "-40 % with fewer parameters (abstract)"},
+        reason="" if holds else f"log10 H MAE ratio {r:.3f} (bar -0.05)",
+    )
+
+
+def _mace_errors(scale_value: str, seed: int, stream: int = 0, inflate: float = 1.0) -> dict[str, float]:
+    """Test E / F MAE of the tuned MACE (``stream`` > 0: its A/A replicate), errors inflated by ``inflate``."""
+    from icml26.qhflow2.mace_peer import evaluate_mace
+
+    _, test = _split(scale_value, seed)
+    return evaluate_mace(_tuned_model(scale_value, seed, "mace", stream=stream), test, inflate=inflate)
+
+
+@functools.lru_cache(maxsize=16)
+def _h_route_errors(scale_value: str, seed: int, trained: bool = True) -> dict[str, float]:
+    """Test H / eps / E / F MAE of the tuned SO(2) model through PySCF (``trained=False``: the same setting with 0
+    steps, its per-element reference blocks only)."""
+    _, test = _split(scale_value, seed)
+    so2, _ = _tuned_pair(scale_value, seed)
+    if not trained:
+        lr, ch, _ = _tuned(scale_value, seed, "so2", n_params(_tuned_model(scale_value, seed, "tp")))
+        cfg = PRESETS[scale_value]
+        train, _ = _split(scale_value, seed)
+        so2 = train_h_model("so2", train, TrainConfig(steps=0, batch=cfg.batch, lr=lr), seed, channels=ch,
+                            lmax=cfg.lmax, layers=cfg.layers)[0]  # fmt: skip
+    return evaluate_h_model(so2, test)
+
+
+def _mace_comparison(scale: Scale, seed: int, arm: Arm, quantity: str, plant: float, negative: str):
+    """Shared body of the MACE claims: log10 (quantity MAE of 'ours' / of the tuned MACE), where 'ours' is the
+    tuned SO(2) model through PySCF (claim), or per ``negative`` the untrained H model or a MACE replicate, and
+    the positive control a MACE replicate with its errors scaled by 10^``plant`` (ours) or 10^-``plant``
+    (reference, for a planted gain)."""
+    seed = seed + TUNED_SEEDS
+    ref_inflate, ours_inflate = 1.0, 1.0
+    if arm is Arm.POSITIVE:
+        ref_inflate, ours_inflate = (10**-plant, 1.0) if plant < 0 else (1.0, 10**plant)
+    if arm is Arm.CLAIM:
+        ours = _h_route_errors(scale.value, seed)
+    elif arm is Arm.NEGATIVE and negative == "untrained":
+        ours = _h_route_errors(scale.value, seed, trained=False)
+    else:
+        ours = _mace_errors(scale.value, seed, stream=1, inflate=ours_inflate)
+    ref = _mace_errors(scale.value, seed, inflate=ref_inflate)
+    r = float(np.log10(ours[quantity] / ref[quantity]))
+    lr, ch, table = _tuned(scale.value, seed, "mace")
+    measured = {"ours E MAE [meV]": ours["E MAE [meV]"], "ours F MAE [meV/A]": ours["F MAE [meV/A]"],
+                "MACE tuned lr": lr, "MACE tuned channels": ch}  # fmt: skip
+    measured |= {f"MACE validation E + F MAE, {k}": v for k, v in table.items()}
+    measured |= _breakdown_measures("MACE", _tuned_model(scale.value, seed, "mace"))
+    baselines = {f"MACE {k}": v for k, v in ref.items()}
+    return r, measured, baselines
+
+
+#: The energy gain planted by ``energy-vs-mace``'s positive control: MACE's errors inflated 10^0.4 (log10 -0.4,
+#: 1.33x the bar of -0.3) on the A/A pair of MACE replicates.
+MACE_E_PLANT = -0.4
+
+
+@claim(
+    "qhflow2/energy-vs-mace-v1",
+    statement="Trained on the same frames with the same tuning budget (learning rate x width grid, the preset's "
+    "steps, chosen on validation frames), the energy from the SO(2) model's predicted Hamiltonian (PySCF energy_tot "
+    "at its density) has a test MAE at least 2x lower than MACE's (mace-torch, standard recipe scaled to one core): "
+    "log10(E MAE H route / E MAE MACE) < -0.3, paired over seeds",
+    paper="abstract: on QH9, QHFlow2 reduces energy error by up to 20x compared to MACE; up to 20x lower energy MAE "
+    "on MD17/rMD17",
+    control="A/A: the Hamiltonian route removed, the tuned MACE setting trained again on its own seed stream in its "
+    "place: the log ratio scatters around 0",
+    positive="that A/A pair with the reference MACE's errors inflated 10^0.4 = 2.5x: log10 -0.4 planted (1.33x the "
+    "bar)",
+    mechanisms=("hamiltonian-learning", "energy-stationarity"),
+    judge=Interval("log10 E MAE ratio (ours / MACE)", below=-0.3),
+)
+def energy_vs_mace(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    torch.set_num_threads(1)
+    r, measured, baselines = _mace_comparison(scale, seed, arm, "E MAE [meV]", MACE_E_PLANT, "replicate")
+    holds = r < -0.3
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={"log10 E MAE ratio (ours / MACE)": r} | measured,
+        baselines=baselines,
+        paper={"energy MAE vs MACE": "up to 20x lower (QH9, abstract)"},
+        reason="" if holds else f"log10 E MAE ratio {r:.2f} (bar -0.3)",
+    )
+
+
+#: The force handicap planted by ``forces-match-mace``'s positive control: the MACE replicate's force errors
+#: inflated by 10^0.12 = 1.32x, a model clearly worse than MACE but inside the claim's 1.5x margin.
+MACE_F_PLANT = 0.12
+
+
+@claim(
+    "qhflow2/forces-match-mace-v1",
+    statement="Trained on the same frames with the same tuning budget, the forces from the SO(2) model's predicted "
+    "Hamiltonian (PySCF gradient at its orbitals) reach MACE's accuracy within 1.5x: log10(F MAE H route / F MAE "
+    "MACE) < log10 1.5 = 0.176, paired over seeds",
+    paper="abstract: the first Hamiltonian model to reach NequIP-level force accuracy (MD17/rMD17)",
+    control="the learned Hamiltonian removed: the same tuned SO(2) setting with 0 training steps (its per-element "
+    "reference blocks only) through the same PySCF route: its forces are far off, so the claim must fail",
+    positive="the A/A pair of tuned MACE replicates with the replicate's force errors inflated 10^0.12 = 1.32x: a "
+    "model worse than MACE by a known factor inside the margin (log10 0.12 against the bar's 0.176)",
+    mechanisms=("hamiltonian-learning",),
+    judge=Interval("log10 F MAE ratio (ours / MACE)", below=float(np.log10(1.5))),
+)
+def forces_match_mace(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    torch.set_num_threads(1)
+    r, measured, baselines = _mace_comparison(scale, seed, arm, "F MAE [meV/A]", MACE_F_PLANT, "untrained")
+    holds = r < float(np.log10(1.5))
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured={"log10 F MAE ratio (ours / MACE)": r} | measured,
+        baselines=baselines,
+        paper={"forces": "NequIP-level (abstract)"},
+        reason="" if holds else f"log10 F MAE ratio {r:.2f} (bar {np.log10(1.5):.3f})",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Credited mechanisms and their liveness probes (cached models and noise runs: no extra training)
 # ---------------------------------------------------------------------------------------------------------
 
@@ -697,4 +952,13 @@ MEASURES = [
     MeasureCheck("log10 max block error [Ha]", _equivariance_check, null_band=(-2.0, 2.0), higher_is_better=False),
 ]
 MECHANISMS = [so2_reduction, hamiltonian_learning, energy_stationarity]
-CLAIMS = [energy_error_is_second_order, equivariant, so2_matches_tp_cheaper, hamiltonian_beats_mlip, scaling]
+CLAIMS = [
+    energy_error_is_second_order,
+    equivariant,
+    so2_matches_tp_cheaper,
+    hamiltonian_beats_mlip,
+    scaling,
+    so2_beats_tuned_tp,
+    energy_vs_mace,
+    forces_match_mace,
+]

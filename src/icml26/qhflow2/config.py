@@ -35,6 +35,11 @@ class Config:
     # `steps` each; test H / E / F MAE on the test split
     scaling_channels: tuple[int, ...] = (8, 16)
     scaling_frames: tuple[int, ...] = (25, 100)
+    # tuned comparisons (so2-beats-tuned-tp, *-vs-mace): every model gets the same grid, learning rate x width,
+    # chosen on `n_val` validation frames (sampled with another seed: disjoint from train and test)
+    n_val: int = 20
+    tune_lrs: tuple[float, ...] = (3e-3, 1e-2)
+    tune_channels: tuple[int, ...] = (8, 16)
 
 
 PRESETS = {
@@ -53,6 +58,9 @@ PRESETS = {
         timing_repeats=7,
         scaling_channels=(4, 8),
         scaling_frames=(4, 16),
+        n_val=4,
+        tune_lrs=(1e-2,),
+        tune_channels=(4, 8),
     ),
     "small": Config(),
     # the paper's setting (GPU): MD17-like ethanol at PBE/def2-SVP, l_max = m_max = 4, 128 channels (5 layers in the
@@ -75,5 +83,8 @@ PRESETS = {
         timing_lmax=(2, 4, 6),
         scaling_channels=(64, 128),
         scaling_frames=(250, 1000),
+        n_val=200,
+        tune_lrs=(2e-4, 5e-4, 1e-3),
+        tune_channels=(64, 128),
     ),
 }

@@ -344,13 +344,17 @@ class TPHamiltonianModel(nn.Module):
 
     kind = "tp"
 
-    def __init__(self, slot_ls, channels: int = 16, lmax: int = 2, layers: int = 2, n_rbf: int = 16):
+    def __init__(self, slot_ls, channels: int = 16, lmax: int = 2, layers: int = 2, n_rbf: int = 16,
+                 matched: bool = False):  # fmt: skip
+        """``matched``: give the baseline the SO(2) model's two extras, the per-l RMS normalisation before each
+        gate and radial MLPs conditioned on both atoms' scalars (n_rbf + 2C inputs), so a comparison differs only
+        in the convolution (the fair baseline of ``so2-beats-tuned-tp``)."""
         super().__init__()
         from e3nn import o3
 
         self.config = {"slot_ls": list(slot_ls), "channels": channels, "lmax": lmax, "layers": layers,
-                       "n_rbf": n_rbf}  # fmt: skip
-        self.C, self.lmax = channels, lmax
+                       "n_rbf": n_rbf, "matched": matched}  # fmt: skip
+        self.C, self.lmax, self.matched = channels, lmax, matched
         self.hidden = o3.Irreps([(channels, (l, (-1) ** l)) for l in range(lmax + 1)])
         self.sh = o3.Irreps.spherical_harmonics(lmax)
         self.embed = nn.Embedding(19, channels)
@@ -360,7 +364,7 @@ class TPHamiltonianModel(nn.Module):
         for _ in range(layers):
             tp = o3.FullyConnectedTensorProduct(self.hidden, self.sh, self.hidden, shared_weights=False)
             self.convs.append(tp)
-            self.radial.append(_mlp(n_rbf, 32, tp.weight_numel))
+            self.radial.append(_mlp(n_rbf + (2 * channels if matched else 0), 32, tp.weight_numel))
         self.gates = nn.ModuleList(nn.Linear(channels, channels * lmax) for _ in range(layers))
         self.mix = nn.ModuleList(o3.Linear(self.hidden, self.hidden) for _ in range(layers))
         self.head = BlockHead(tuple(slot_ls))
@@ -384,6 +388,15 @@ class TPHamiltonianModel(nn.Module):
             k += C * (2 * l + 1)
         return torch.cat(parts, dim=1)
 
+    def _norm(self, x: torch.Tensor) -> torch.Tensor:
+        """``_equi_norm`` in e3nn's flat layout (per l: C x (2l+1) contiguous): per-l RMS over (channels, m)."""
+        parts, k = [], 0
+        for l in range(self.lmax + 1):
+            blk = x[:, k : k + self.C * (2 * l + 1)]
+            parts.append(blk / torch.sqrt((blk**2).mean(dim=1, keepdim=True) + 1e-6))
+            k += self.C * (2 * l + 1)
+        return torch.cat(parts, dim=1)
+
     def forward(self, Z, pos: torch.Tensor) -> torch.Tensor:
         from e3nn import o3
 
@@ -396,10 +409,12 @@ class TPHamiltonianModel(nn.Module):
         sh = o3.spherical_harmonics(self.sh, vec, normalize=True, normalization="component")
         x = pos.new_zeros(B * n, self.hidden.dim)
         x[:, : self.C] = self.embed(z)
+        C = self.C
         for tp, rad, gl, mix in zip(self.convs, self.radial, self.gates, self.mix, strict=True):
-            msg = tp(x[dst], sh, rad(rbf))  # message j -> i
+            r_in = torch.cat([rbf, x[src, :C], x[dst, :C]], dim=1) if self.matched else rbf
+            msg = tp(x[dst], sh, rad(r_in))  # message j -> i
             x = x + torch.zeros_like(x).index_add_(0, src, msg) / max(n - 1, 1)
-            x = x + mix(self._gate(x, gl))
+            x = x + mix(self._gate(self._norm(x) if self.matched else x, gl))
         diag = self.node_head(x)
         iu, ju = torch.triu_indices(n, n, 1)
         off = (torch.arange(B) * n)[:, None]
@@ -459,6 +474,26 @@ class MLIP(nn.Module):
 
 def n_params(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
+
+
+#: Parameter-name fragments -> component, first match wins (``param_breakdown``).
+_COMPONENTS = (
+    ("radial MLPs", ("radial", "_rad", "conv_tp_weights")),
+    ("embedding", ("embed",)),
+    ("convolutions / interactions", ("convs", "edge1", "edge2", "pair_tp", "pair_sh", "interactions", "products")),
+    ("gates, norms, mixing", ("gates", "gate", "mix", "node_pre")),
+    ("heads / readouts", ("node_head", "readout", "head")),
+)
+
+
+def param_breakdown(model: nn.Module) -> dict[str, int]:
+    """Parameter counts per component (radial MLPs, embedding, convolutions, gates and mixing, heads; the rest as
+    "other"): where a model's parameters sit, so a "fewer parameters" claim can be read per component."""
+    out = {name: 0 for name, _ in _COMPONENTS} | {"other": 0}
+    for pname, p in model.named_parameters():
+        comp = next((name for name, keys in _COMPONENTS if any(k in pname for k in keys)), "other")
+        out[comp] += p.numel()
+    return out
 
 
 def build_model(kind: str, slot_ls, n_atoms: int, **kw) -> nn.Module:

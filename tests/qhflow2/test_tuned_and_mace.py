@@ -1,0 +1,100 @@
+"""Issue 50: the tuned comparisons (same grid for every model, chosen on validation frames), the matched
+tensor-product baseline, per-component parameter counts, and MACE as the MLIP peer."""
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.claims import Arm, Scale
+from icml26.qhflow2 import claims as C
+from icml26.qhflow2.model import build_model, n_params, param_breakdown, wigner_D64
+
+torch.set_num_threads(1)
+
+
+def test_breakdown_counts_every_parameter_once():
+    for kind in ("so2", "tp"):
+        model = build_model(kind, (0, 0, 1), 3, channels=4, lmax=2, layers=1)
+        parts = param_breakdown(model)
+        assert sum(parts.values()) == n_params(model)
+        assert parts["radial MLPs"] > 0 and parts["convolutions / interactions"] > 0
+
+
+def test_matched_tp_is_equivariant_and_adds_the_so2_extras(water):
+    torch.manual_seed(0)
+    slot = (0, 0, 0, 1, 1, 2)
+    plain = build_model("tp", slot, 3, channels=4, lmax=2, layers=1)
+    matched = build_model("tp", slot, 3, channels=4, lmax=2, layers=1, matched=True).double()
+    # node-conditioned radial MLPs: 2 x 4 more inputs per radial net
+    assert param_breakdown(matched)["radial MLPs"] - param_breakdown(plain)["radial MLPs"] == 8 * 32
+    pos = torch.tensor(water.R)[None].repeat(2, 1, 1)
+    pos[1] += 0.05 * torch.randn(3, 3, dtype=torch.float64)
+    R = C._rand_rot(torch.Generator().manual_seed(1))
+    D = torch.block_diag(*[wigner_D64(l, R) for l in slot])
+    with torch.no_grad():
+        out, rot = matched(water.Z, pos), matched(water.Z, pos @ R.T + 1.5)
+    # e3nn keeps tensor-product constants in float32 (~1e-9 here); the per-l norm rescales them to ~1e-7
+    assert float((rot - D @ out @ D.T).abs().max()) < 1e-6
+
+
+def test_tuning_picks_the_best_validation_point_within_the_budget():
+    lr, ch, table = C._tuned("smoke", 0, "so2")
+    assert table[f"lr {lr:g}, {ch} ch"] == min(table.values())
+    assert len(table) == len(C.PRESETS["smoke"].tune_lrs) * len(C.PRESETS["smoke"].tune_channels)
+    small = C._grid_params("smoke", "so2", min(C.PRESETS["smoke"].tune_channels))
+    lr, ch, table = C._tuned("smoke", 0, "so2", max_params=small)
+    assert ch == min(C.PRESETS["smoke"].tune_channels)
+    assert any(v == float("inf") for v in table.values())  # the wider grid points were over the budget
+
+
+def test_validation_frames_are_not_train_or_test_frames():
+    val = C._validation("smoke")
+    train, test = C._split("smoke", C.TUNED_SEEDS)
+    for other in (train, test):
+        d = np.abs(val.R[:, None] - other.R[None]).max(axis=(2, 3))
+        assert d.min() > 1e-6
+
+
+def test_tuned_tp_positive_plants_the_gain_on_the_negatives_pair():
+    key = "log10 H MAE ratio (SO(2) / TP), tuned"
+    neg = C.so2_beats_tuned_tp(Scale.SMOKE, 0, Arm.NEGATIVE).measured
+    pos = C.so2_beats_tuned_tp(Scale.SMOKE, 0, Arm.POSITIVE).measured
+    assert pos[key] == pytest.approx(neg[key] - C.TUNED_PLANT, abs=1e-9)
+    assert neg[key] != 0.0  # an independent replicate, not the model with itself
+    claim = C.so2_beats_tuned_tp(Scale.SMOKE, 0).measured
+    assert claim["params ours / TP"] <= 1.0
+
+
+def test_mace_learns_forces_that_are_the_energy_gradient():
+    pytest.importorskip("mace")
+    from icml26.qhflow2.mace_peer import MACEConfig, evaluate_mace, train_mace
+
+    train, test = C._split("smoke", 0)
+    model, losses = train_mace(train, 20, 4, 1e-2, 0, MACEConfig(channels=4))
+    assert np.mean(losses[-5:]) < np.mean(losses[:5])
+    pos = torch.tensor(test.R[:1])
+    e, f = model(test.Z, pos)
+    h = 1e-4
+    for atom, axis in ((0, 0), (1, 2)):
+        dp = torch.zeros_like(pos)
+        dp[0, atom, axis] = h
+        fd = -(model(test.Z, pos + dp, forces=False)[0] - model(test.Z, pos - dp, forces=False)[0]) / (2 * h)
+        assert float(f[0, atom, axis]) == pytest.approx(float(fd[0]), rel=1e-4, abs=1e-6)
+    plain, worse = evaluate_mace(model, test), evaluate_mace(model, test, inflate=3.0)
+    for k in plain:
+        assert worse[k] == pytest.approx(3.0 * plain[k], rel=1e-9)
+    with pytest.raises(ValueError, match="inflate"):
+        evaluate_mace(model, test, inflate=0.5)
+
+
+def test_mace_energy_is_rotation_invariant():
+    pytest.importorskip("mace")
+    from icml26.qhflow2.mace_peer import MACEConfig, train_mace
+
+    train, _ = C._split("smoke", 0)
+    model, _ = train_mace(train, 1, 2, 1e-3, 0, MACEConfig(channels=4))
+    pos = torch.tensor(train.R[:2])
+    q, _ = torch.linalg.qr(torch.randn(3, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1)))
+    e, f = model(train.Z, pos)
+    e2, f2 = model(train.Z, pos @ q.T)
+    assert torch.allclose(e, e2, atol=1e-8) and torch.allclose(f @ q.T, f2, atol=1e-7)
