@@ -73,7 +73,7 @@ def test_mace_learns_forces_that_are_the_energy_gradient():
     model, losses = train_mace(train, 20, 4, 1e-2, 0, MACEConfig(channels=4))
     assert np.mean(losses[-5:]) < np.mean(losses[:5])
     pos = torch.tensor(test.R[:1])
-    e, f = model(test.Z, pos)
+    _, f = model(test.Z, pos)
     h = 1e-4
     for atom, axis in ((0, 0), (1, 2)):
         dp = torch.zeros_like(pos)
