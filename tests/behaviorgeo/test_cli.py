@@ -165,3 +165,15 @@ def test_a_store_named_like_the_paradigm_is_not_an_input(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     args = build_parser().parse_args(["run", "--model", "tiny", "--paradigm", "fc", "--out", "fc"])
     assert args.paradigm == "fc" and str(args.out) == "fc"
+
+
+def test_run_reports_speed_and_flops_and_runs_trials_per_cue(tmp_path, capsys):
+    out, js = tmp_path / "fc", tmp_path / "fc.json"
+    argv = ["behaviorgeo", "run", *TINY, "--paradigm", "fc", "--trials-per-cue", "1", "--scoring", "word", "--out",
+            str(out), "--json", str(js)]  # fmt: skip
+    assert icml26_main(argv) == 0
+    data = json.loads(js.read_text())
+    assert data["trials"] == data["new_trials"] == 20 and data["trials_per_s"] > 0 and data["gflop_per_trial"] > 0
+    assert "trials/s" in capsys.readouterr().out
+    _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--scoring", "first", "--out", str(tmp_path / "x")], capsys,
+                   [tmp_path / "x"], "--scoring")  # fmt: skip

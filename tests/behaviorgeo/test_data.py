@@ -66,3 +66,46 @@ def test_glove_50d_reproduces_its_published_simlex_score():
     assert n == 999 and rho == pytest.approx(0.265, abs=0.005)
     _, missing = glove_vectors(["dog", "zqxjword"])
     assert missing == ["zqxjword"]
+
+
+def test_shipped_nouns_cover_simlex_nouns_and_wordsim():
+    from icml26.behaviorgeo.data import CONCRETE_NOUNS, WORDSIM_EXCLUDED, human_norms, nouns, vocabulary
+
+    words = nouns()
+    assert len(words) == len(set(words)) >= 1000 and words[:64] == CONCRETE_NOUNS and vocabulary(40) == words[:40]
+    noun_pairs = human_norms("simlex999", pos="N")
+    assert len(noun_pairs) == 666 and all(a in words and b in words for a, b, _ in noun_pairs)
+    ws = {w for a, b, _ in human_norms("wordsim353") for w in (a, b)}
+    assert ws - set(words) == set(WORDSIM_EXCLUDED)
+
+
+def test_norms_read_the_original_formats(tmp_path):
+    from icml26.behaviorgeo.data import human_norms, validate_similarity
+
+    sl = tmp_path / "SimLex-999.txt"
+    sl.write_text("word1\tword2\tPOS\tSimLex999\tconc(w1)\nold\tnew\tA\t1.58\t2.7\ncup\tmug\tN\t9.0\t5.0\n"
+                  "dog\tcat\tN\t3.5\t5.0\ncar\tbus\tN\t5.0\t5.0\n")  # fmt: skip
+    assert human_norms("simlex999", sl) == [("old", "new", 1.58), ("cup", "mug", 9.0), ("dog", "cat", 3.5),
+                                            ("car", "bus", 5.0)]  # fmt: skip
+    assert [p[0] for p in human_norms("simlex999", sl, pos="N")] == ["cup", "dog", "car"]
+    ws = tmp_path / "combined.csv"
+    ws.write_text("Word 1,Word 2,Human (mean)\nlove,sex,6.77\ntiger,cat,7.35\n")
+    assert human_norms("wordsim353", ws) == [("love", "sex", 6.77), ("tiger", "cat", 7.35)]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("word1\tword2\tSimLex999\ncup\tmug\tmany\n")
+    with pytest.raises(ValueError, match="line 2"):
+        human_norms("simlex999", bad)
+    # a similarity that follows the ratings has rho 1; a constant one has none
+    vocab = ["cup", "mug", "dog", "cat", "car", "bus"]
+    S = np.zeros((6, 6))
+    for (a, b), v in {("cup", "mug"): 0.9, ("dog", "cat"): 0.2, ("car", "bus"): 0.5}.items():
+        S[vocab.index(a), vocab.index(b)] = S[vocab.index(b), vocab.index(a)] = v
+    import icml26.behaviorgeo.data as data
+
+    orig = data.human_norms
+    data.human_norms = lambda name, pos=None: orig("simlex999", sl, pos)
+    try:
+        assert validate_similarity(S, vocab, "simlex999") == (1.0, 3)
+        assert np.isnan(validate_similarity(np.ones((6, 6)), vocab, "simlex999")[0])
+    finally:
+        data.human_norms = orig

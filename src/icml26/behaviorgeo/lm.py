@@ -594,7 +594,10 @@ def hidden_states(model, tok, words: list[str], strategy: str = "averaged", batc
     for s in range(0, len(texts), batch):
         # right padding: positions are unchanged
         ids, mask, _ = _encode_batch(tok, texts[s : s + batch], device=_device_of(model))
-        hs = model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+        try:  # the states only: the vocabulary projection of one position, not of every position
+            hs = model(input_ids=ids, attention_mask=mask, output_hidden_states=True, logits_to_keep=1).hidden_states
+        except TypeError:  # a model class without logits_to_keep
+            hs = model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
         h = torch.stack(hs, dim=0).float()  # (L+1, B, T, d)
         sel = h[:, torch.arange(ids.shape[0]), torch.as_tensor(pos[s : s + batch])].cpu()  # (L+1, B, d)
         if out is None:

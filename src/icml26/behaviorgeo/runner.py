@@ -1,0 +1,466 @@
+"""The fast trial runner: forced choice by *scoring* (no generation) and free association by batched sampling,
+both on a key/value cache of the prompt prefix that every trial shares.
+
+Forced choice (FC), one forward pass per batch of trials:
+
+1. The prompt is ordered so that everything before the cue is the same for every trial (chat header, system
+   prompt, instruction); that prefix of ``P`` tokens runs **once** per run and its keys/values are reused by
+   every trial of every batch (:class:`PrefixCache`).
+2. A batch of ``B`` trials is packed into one ``(B, W)`` input: row ``b`` holds the trial's own tokens (cue,
+   candidate list, end of turn, assistant header) and then, for every candidate ``k``, the candidate's answer
+   tokens but the last. A custom 4-D attention mask lets each candidate's tokens see the prefix, the trial's
+   tokens and their own earlier tokens only -- never another candidate's -- and the position ids restart after
+   the trial's tokens for every candidate, so candidate ``k`` is scored exactly as if it were the only answer
+   (a tree of 16 continuations sharing one trunk; :func:`pack_fc_batch`).
+3. ``score(k) = sum_t log p(w_k[t] | prompt, w_k[:t])`` -- the summed log-probability of all the candidate's
+   tokens (``scoring="sum"``); ``"word"`` keeps the first token's only, ``"label"`` scores the labels ``A..P``
+   of a labelled candidate list. The vocabulary projection runs only at the positions that predict an answer
+   token (1 + sum_k (len_k - 1) per trial), not at every position. The 2 best-scoring candidates are the picks.
+
+Free association (FA): the cue ends the prompt, so the same prefix cache serves it; a batch of runs is sampled
+token by token (temperature ``T``, full softmax, a seeded ``torch.Generator`` per batch) with the cache growing
+in place, and stops when every row has ended its turn.
+
+Both write to the append-only :class:`~icml26.behaviorgeo.lm.TrialStore` (a rerun skips finished trials) with a
+progress bar (ETA). ``flops`` in ``stats`` counts the multiply-adds actually computed (padding included) from
+the model config and the token counts: :func:`forward_flops`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+
+import numpy as np
+import torch
+
+from icml26.behaviorgeo.lm import LABELS, TrialStore, _chat, _progress, _vocab_hash, parse_associates
+from icml26.behaviorgeo.subject import fc_trials
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "PrefixCache",
+    "cached_hidden_states",
+    "forward_flops",
+    "naive_fc_scores",
+    "run_fa_fast",
+    "run_fc_fast",
+    "score_fc_trials",
+]
+
+SCORINGS = ("sum", "word", "label")
+# The instruction comes first so that it belongs to the prefix every trial shares (the cue and candidates last).
+FC_FAST_PROMPT = (
+    "Which two of the candidate words are most closely related in meaning to the cue word? Answer with the two "
+    "candidate words.\nCue word: {cue}\nCandidates: {options}"
+)
+FC_FAST_LABEL_PROMPT = (
+    "Which two of the candidates are most closely related in meaning to the cue word? Answer with the letters of "
+    "your two choices.\nCue word: {cue}\nCandidates:\n{options}"
+)
+FA_FAST_PROMPT = (
+    "Write the first five words that come to mind when you read the word below. Reply with the five single words "
+    "only, separated by commas (for 'sun': light, warm, sky, summer, day).\nWord: {cue}"
+)
+_CUE = "\x1fCUE\x1f"  # a marker no tokenizer merges with its neighbours' text
+
+
+def fc_fast_text(cue: str, candidates: list[str], scoring: str) -> str:
+    if scoring == "label":
+        return FC_FAST_LABEL_PROMPT.format(cue=cue, options="\n".join(f"{LABELS[i]}. {w}" for i, w in
+                                                                       enumerate(candidates)))  # fmt: skip
+    return FC_FAST_PROMPT.format(cue=cue, options=", ".join(candidates))
+
+
+# ---------------------------------------------------------------------------------------------- the model
+def _parts(model):
+    """The decoder trunk (returns normalised last hidden states), the vocabulary projection and the name of the
+    trunk's cache keyword (``cache`` in transformers 5, ``past_key_values`` before)."""
+    base = getattr(model, model.base_model_prefix)
+    head = model.get_output_embeddings()
+    params = inspect.signature(base.forward).parameters
+    return base, head, "cache" if "cache" in params else "past_key_values"
+
+
+def _device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+def _neg(dtype: torch.dtype) -> float:
+    return torch.finfo(dtype).min
+
+
+class PrefixCache:
+    """Keys and values of the prompt prefix shared by every trial, computed once; ``fresh(B)`` is a new cache
+    holding ``B`` copies, which a forward pass then extends in place."""
+
+    def __init__(self, model, ids: list[int]):
+        from transformers import DynamicCache
+
+        self.ids = list(ids)
+        self.length = len(ids)
+        base = _parts(model)[0]
+        self._dynamic = DynamicCache
+        with torch.inference_mode():
+            x = torch.as_tensor([self.ids], device=_device(model))
+            out = base(input_ids=x, use_cache=True)
+        cache = out.cache if hasattr(out, "cache") and out.cache is not None else out.past_key_values
+        self.kv = [(t[0], t[1]) for t in cache]  # per layer: (1, heads, P, head_dim) x 2
+
+    def fresh(self, batch: int):
+        return self._dynamic([(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in self.kv])
+
+
+def _prefix_ids(tok, template_text: str, chat: bool) -> list[int]:
+    """Tokens every prompt shares: the chat-rendered prompt up to the cue, less its last token (which may merge
+    with the cue's first characters)."""
+    text = _chat(tok, template_text, chat)
+    head = text[: text.index(_CUE)]
+    ids = tok(head)["input_ids"]
+    return ids[:-1]
+
+
+def forward_flops(config, query_tokens: int, kv_length: int, logit_rows: int) -> float:
+    """Multiply-add FLOPs (2 per MAC) of one forward of ``query_tokens`` tokens (all rows) attending to
+    ``kv_length`` keys each, with ``logit_rows`` rows projected onto the vocabulary: the projections
+    (Q, K, V, O with grouped KV heads; gate, up, down of the MLP), the two attention products, the LM head."""
+    d, L = config.hidden_size, config.num_hidden_layers
+    heads = config.num_attention_heads
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or d // heads
+    ff = config.intermediate_size
+    per_token = L * (d * heads * head_dim * 2 + 2 * d * kv_heads * head_dim + 3 * d * ff)  # MACs
+    attention = L * 2 * heads * head_dim * kv_length  # QK^T and AV per query token (MACs)
+    return 2.0 * (query_tokens * (per_token + attention) + logit_rows * d * config.vocab_size)
+
+
+# ------------------------------------------------------------------------------------------ forced choice
+def pack_fc_batch(bodies: list[list[int]], answers: list[list[list[int]]], prefix_len: int, pad_id: int):
+    """Pack trials and their candidates' answer tokens into one batch.
+
+    ``bodies[b]``: trial b's tokens after the shared prefix; ``answers[b][k]``: candidate k's answer tokens.
+    Returns ``ids`` (B, W), ``pos`` (B, W) position ids, ``allow`` (B, W, W) which in-row key each query may see,
+    and the scoring plan: rows of ``(b, k, position, token)``, one per answer token, ``position`` being where
+    the token is predicted."""
+    rows, owners, positions, plan = [], [], [], []
+    for b, (body, cands) in enumerate(zip(bodies, answers, strict=True)):
+        seq, owner = list(body), [-1] * len(body)
+        pos = list(range(prefix_len, prefix_len + len(body)))
+        last = len(body) - 1  # predicts every candidate's first token
+        for k, toks in enumerate(cands):
+            start = len(seq)
+            for t, token in enumerate(toks):
+                plan.append((b, k, last if t == 0 else start + t - 1, token))
+            extra = toks[:-1]
+            seq += extra
+            owner += [k] * len(extra)
+            pos += list(range(prefix_len + len(body), prefix_len + len(body) + len(extra)))
+        rows.append(seq)
+        owners.append(owner)
+        positions.append(pos)
+    W = max(len(s) for s in rows)
+    B = len(rows)
+    ids = torch.full((B, W), pad_id, dtype=torch.long)
+    pos = torch.zeros((B, W), dtype=torch.long)
+    own = torch.full((B, W), -2, dtype=torch.long)  # -2 = padding, -1 = the trial's tokens, k = candidate k
+    for b in range(B):
+        n = len(rows[b])
+        ids[b, :n] = torch.as_tensor(rows[b])
+        pos[b, :n] = torch.as_tensor(positions[b])
+        own[b, :n] = torch.as_tensor(owners[b])
+    q, kv = own[:, :, None], own[:, None, :]  # (B, W, 1), (B, 1, W)
+    causal = torch.ones(W, W, dtype=torch.bool).tril()
+    allow = causal & (q != -2) & (kv != -2) & ((kv == -1) | (kv == q))  # (B, W, W)
+    return ids, pos, allow, plan
+
+
+def _attention_mask(allow: torch.Tensor, prefix_len: int, dtype: torch.dtype) -> torch.Tensor:
+    """(B, 1, W, P + W) additive mask: every query sees the prefix; in-row keys as ``allow`` says (a padding
+    query sees the prefix only, so no softmax row is empty)."""
+    B, W, _ = allow.shape
+    full = torch.cat([torch.ones(B, W, prefix_len, dtype=torch.bool), allow], dim=2)
+    return torch.zeros(full.shape, dtype=dtype).masked_fill(~full, _neg(dtype))[:, None]
+
+
+@torch.inference_mode()
+def score_fc_trials(model, prefix: PrefixCache, bodies, answers, pad_id: int, stats: dict | None = None):
+    """Summed answer-token log-probabilities (B, K) of every candidate of every trial, one forward pass."""
+    base, head, key = _parts(model)
+    dev = _device(model)
+    ids, pos, allow, plan = pack_fc_batch(bodies, answers, prefix.length, pad_id)
+    mask = _attention_mask(allow, prefix.length, model.dtype).to(dev)
+    B, W = ids.shape
+    h = base(input_ids=ids.to(dev), attention_mask=mask, position_ids=pos.to(dev), use_cache=True,
+             **{key: prefix.fresh(B)}).last_hidden_state  # (B, W, d)  # fmt: skip
+    plan_a = np.asarray(plan, dtype=np.int64)  # (N, 4): b, k, position, token
+    where, inverse = np.unique(plan_a[:, 0] * W + plan_a[:, 2], return_inverse=True)
+    logp = torch.log_softmax(head(h.reshape(B * W, -1)[torch.as_tensor(where, device=dev)]).float(), -1)  # (U, V)
+    tok_lp = logp[torch.as_tensor(inverse, device=dev), torch.as_tensor(plan_a[:, 3], device=dev)]  # (N,)
+    K = max(len(a) for a in answers)
+    scores = torch.zeros(B * K, dtype=torch.float64, device=dev)
+    scores.index_add_(0, torch.as_tensor(plan_a[:, 0] * K + plan_a[:, 1], device=dev), tok_lp.double())
+    if stats is not None:
+        stats["flops"] = stats.get("flops", 0.0) + forward_flops(model.config, B * W, prefix.length + W, len(where))
+        stats["tokens"] = stats.get("tokens", 0) + B * W
+        stats["forwards"] = stats.get("forwards", 0) + 1
+    return scores.view(B, K).cpu().numpy()
+
+
+@torch.inference_mode()
+def naive_fc_scores(model, tok, cue: str, candidates: list[str], scoring: str = "sum", chat: bool = True):
+    """The reference the fast scorer must equal: for each candidate, one full forward pass of the whole prompt
+    followed by the candidate's answer, no cache, no packing, no padding -> (K,) summed log-probabilities."""
+    text = _chat(tok, fc_fast_text(cue, candidates, scoring), chat)
+    prompt = tok(text)["input_ids"]
+    out = []
+    for k, w in enumerate(candidates):
+        ans = _answer_tokens(tok, LABELS[k] if scoring == "label" else w)
+        if scoring == "word":
+            ans = ans[:1]
+        x = torch.as_tensor([prompt + ans], device=_device(model))
+        logp = torch.log_softmax(model(input_ids=x).logits[0].float(), -1)  # (T, V)
+        out.append(sum(float(logp[len(prompt) - 1 + t, a]) for t, a in enumerate(ans)))
+    return np.asarray(out)
+
+
+def _answer_tokens(tok, word: str) -> list[int]:
+    t = tok(word, add_special_tokens=False)["input_ids"]
+    if not t:
+        raise ValueError(f"the tokenizer encodes the answer {word!r} to nothing")
+    return list(t)
+
+
+def fc_trial_indices(n_words: int, n_candidates: int, shuffles: int, trials_per_cue: int | None) -> np.ndarray:
+    """Indices into :func:`~icml26.behaviorgeo.subject.fc_trials`'s design: all trials, or the first
+    ``trials_per_cue`` of every cue (each a set of 16 of the cue's seeded shuffle; every cue equally often)."""
+    per = -(-(n_words - 1) // n_candidates) * shuffles
+    t = np.arange(n_words * per)
+    return t if trials_per_cue is None or trials_per_cue >= per else t[(t % per) < trials_per_cue]
+
+
+def run_fc_fast(
+    model,
+    tok,
+    vocab: list[str],
+    store: str | os.PathLike | None = None,
+    *,
+    model_name: str = "model",
+    shuffles: int = 1,
+    trials_per_cue: int | None = None,
+    n_candidates: int = 16,
+    batch: int = 32,
+    seed: int = 0,
+    max_trials: int | None = None,
+    chat: bool = True,
+    scoring: str = "sum",
+    progress: bool | None = False,
+    stats: dict | None = None,
+):
+    """Run (or resume) forced-choice trials by scoring; one row per trial (``trial, cue, candidates, pick1,
+    pick2, logp1, logp2``; ``logp`` = the pick's summed answer log-probability under ``scoring``)."""
+    import pandas as pd
+
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}")
+    if n_candidates > len(LABELS):
+        raise ValueError(f"at most {len(LABELS)} candidates can be labelled")
+    cues, cands = fc_trials(len(vocab), n_candidates, shuffles, seed)  # (T,), (T, K)
+    template = fc_fast_text(_CUE, [_CUE] * n_candidates, scoring)
+    prefix_ids = _prefix_ids(tok, template, chat)  # also refuses a model without a chat template
+    if scoring == "label":
+        label_ids = [_answer_tokens(tok, LABELS[k]) for k in range(n_candidates)]
+        if len({tuple(a) for a in label_ids}) != n_candidates:
+            raise ValueError("the tokenizer maps two answer labels to one token sequence; use --scoring sum")
+        word_ans = None
+    else:
+        word_ans = [_answer_tokens(tok, w) for w in vocab]
+        if scoring == "word":
+            word_ans = [a[:1] for a in word_ans]
+    config = {"paradigm": "fc", "runner": "fast", "model": model_name, "vocab": _vocab_hash(vocab),
+              "n_words": len(vocab), "shuffles": shuffles, "trials_per_cue": trials_per_cue,
+              "n_candidates": n_candidates, "seed": seed, "chat": chat, "scoring": scoring,
+              "prompt": FC_FAST_LABEL_PROMPT if scoring == "label" else FC_FAST_PROMPT}  # fmt: skip
+    ts = TrialStore(store, config) if store is not None else None
+    if ts is not None:
+        ts.write_vocab(vocab)
+    done = ts.done("trial") if ts is not None else set()
+    design = fc_trial_indices(len(vocab), n_candidates, shuffles, trials_per_cue)
+    if max_trials is not None:
+        design = design[:max_trials]
+    todo = [int(t) for t in design if int(t) not in done]
+    prefix = PrefixCache(model, prefix_ids) if todo else None
+    pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
+    rows_all = []
+    bar = _progress(len(todo), "forced choice", progress)
+    for start in range(0, len(todo), batch):
+        idx = todo[start : start + batch]
+        texts = [_chat(tok, fc_fast_text(vocab[cues[t]], [vocab[c] for c in cands[t]], scoring), chat) for t in idx]
+        bodies = []
+        for ids in tok(texts)["input_ids"]:
+            if ids[: prefix.length] != prefix.ids:
+                raise RuntimeError("a trial's prompt does not start with the shared prefix (tokenizer merge)")
+            bodies.append(ids[prefix.length :])
+        answers = [label_ids if word_ans is None else [word_ans[c] for c in cands[t]] for t in idx]
+        lp = score_fc_trials(model, prefix, bodies, answers, pad, stats)  # (B, K)
+        order = np.argsort(-lp, axis=1, kind="stable")[:, :2]
+        rows = [
+            {"trial": t, "cue": vocab[cues[t]], "candidates": "|".join(vocab[c] for c in cands[t]),
+             "pick1": vocab[cands[t][order[r, 0]]], "pick2": vocab[cands[t][order[r, 1]]],
+             "logp1": float(lp[r, order[r, 0]]), "logp2": float(lp[r, order[r, 1]])}
+            for r, t in enumerate(idx)
+        ]  # fmt: skip
+        df = pd.DataFrame(rows)
+        if ts is not None:
+            ts.append(df)
+        rows_all.append(df)
+        bar.update(len(idx))
+    bar.close()
+    if stats is not None:
+        stats["trials"] = stats.get("trials", 0) + len(todo)
+    if ts is not None:
+        return ts.read()
+    return pd.concat(rows_all, ignore_index=True) if rows_all else pd.DataFrame()
+
+
+# -------------------------------------------------------------------------------------- free association
+@torch.inference_mode()
+def sample_fa_batch(model, prefix: PrefixCache, bodies: list[list[int]], *, max_new_tokens: int,
+                    temperature: float, stop_ids: set[int], generator: torch.Generator,
+                    stats: dict | None = None) -> list[list[int]]:  # fmt: skip
+    """Sample up to ``max_new_tokens`` tokens after each body (cache of the prefix, then of the bodies, growing
+    in place); a row stops at its first ``stop_ids`` token. Returns the sampled tokens of each row."""
+    base, head, key = _parts(model)
+    dev = _device(model)
+    B, W, P = len(bodies), max(len(b) for b in bodies), prefix.length
+    lens = torch.as_tensor([len(b) for b in bodies])
+    ids = torch.zeros((B, W), dtype=torch.long)
+    for b, body in enumerate(bodies):
+        ids[b, : len(body)] = torch.as_tensor(body)
+    real = torch.arange(W)[None] < lens[:, None]  # (B, W)
+    allow = torch.ones(W, W, dtype=torch.bool).tril() & real[:, None, :] & real[:, :, None]
+    pos = P + torch.arange(W)[None].expand(B, W)
+    cache = prefix.fresh(B)
+    mask = _attention_mask(allow, P, model.dtype).to(dev)
+    h = base(input_ids=ids.to(dev), attention_mask=mask, position_ids=pos.to(dev), use_cache=True,
+             **{key: cache}).last_hidden_state  # (B, W, d)  # fmt: skip
+    last = h[torch.arange(B), (lens - 1).to(dev)]  # (B, d)
+    kv_real = torch.cat([torch.ones(B, P, dtype=torch.bool), real], dim=1)  # (B, P + W)
+    next_pos = (P + lens).to(dev)
+    out = [[] for _ in range(B)]
+    done = torch.zeros(B, dtype=torch.bool)
+    flops = forward_flops(model.config, B * W, P + W, B)
+    for step in range(max_new_tokens):
+        probs = torch.softmax(head(last).float() / temperature, dim=-1)  # (B, V)
+        nxt = torch.multinomial(probs.cpu(), 1, generator=generator)[:, 0]  # (B,)
+        for b in range(B):
+            if not done[b]:
+                out[b].append(int(nxt[b]))
+                done[b] = int(nxt[b]) in stop_ids
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        kv_real = torch.cat([kv_real, torch.ones(B, 1, dtype=torch.bool)], dim=1)
+        step_mask = torch.zeros(kv_real.shape, dtype=model.dtype).masked_fill(~kv_real, _neg(model.dtype))
+        h = base(input_ids=nxt[:, None].to(dev), attention_mask=step_mask[:, None, None].to(dev),
+                 position_ids=next_pos[:, None], use_cache=True, **{key: cache}).last_hidden_state  # fmt: skip
+        last = h[:, 0]
+        next_pos = next_pos + 1
+        flops += forward_flops(model.config, B, kv_real.shape[1], B)
+    if stats is not None:
+        stats["flops"] = stats.get("flops", 0.0) + flops
+        stats["forwards"] = stats.get("forwards", 0) + step + 1
+    return [[t for t in row if t not in stop_ids] for row in out]
+
+
+def run_fa_fast(
+    model,
+    tok,
+    vocab: list[str],
+    store: str | os.PathLike | None = None,
+    *,
+    model_name: str = "model",
+    runs: int = 2,
+    n_assoc: int = 5,
+    batch: int = 64,
+    seed: int = 0,
+    max_new_tokens: int = 20,
+    temperature: float = 1.0,
+    max_trials: int | None = None,
+    chat: bool = True,
+    progress: bool | None = False,
+    stats: dict | None = None,
+):
+    """Run (or resume) free-association runs by batched sampling on the shared prefix cache; one row per run
+    (``run, cue, text, status, associates, n_in_vocab``). Each batch samples from a generator seeded by (seed,
+    its first run), so a resumed store samples what an uninterrupted one would when ``batch`` is the same."""
+    import pandas as pd
+
+    if not 0 < temperature <= 100 or not np.isfinite(temperature):
+        raise ValueError(f"temperature must be in (0, 100]; got {temperature}")
+    prefix_ids = _prefix_ids(tok, FA_FAST_PROMPT.format(cue=_CUE), chat)
+    config = {"paradigm": "fa", "runner": "fast", "model": model_name, "vocab": _vocab_hash(vocab),
+              "n_words": len(vocab), "runs": runs, "n_assoc": n_assoc, "seed": seed, "chat": chat,
+              "max_new_tokens": max_new_tokens, "temperature": temperature, "prompt": FA_FAST_PROMPT}  # fmt: skip
+    ts = TrialStore(store, config) if store is not None else None
+    if ts is not None:
+        ts.write_vocab(vocab)
+    done = ts.done("run") if ts is not None else set()
+    cue_of = np.repeat(np.arange(len(vocab)), runs)
+    n_total = len(cue_of) if max_trials is None else min(max_trials, len(cue_of))
+    todo = [t for t in range(n_total) if t not in done]
+    index = {w: i for i, w in enumerate(vocab)}
+    stop = {i for i in (tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")) if isinstance(i, int)}
+    stop.discard(tok.unk_token_id) if tok.unk_token_id is not None else None
+    prefix = PrefixCache(model, prefix_ids) if todo else None
+    rows_all = []
+    bar = _progress(len(todo), "free association", progress)
+    for start in range(0, len(todo), batch):
+        idx = todo[start : start + batch]
+        texts = [_chat(tok, FA_FAST_PROMPT.format(cue=vocab[cue_of[t]]), chat) for t in idx]
+        bodies = []
+        for ids in tok(texts)["input_ids"]:
+            if ids[: prefix.length] != prefix.ids:
+                raise RuntimeError("a run's prompt does not start with the shared prefix (tokenizer merge)")
+            bodies.append(ids[prefix.length :])
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + idx[0])
+        sampled = sample_fa_batch(model, prefix, bodies, max_new_tokens=max_new_tokens, temperature=temperature,
+                                  stop_ids=stop, generator=gen, stats=stats)  # fmt: skip
+        rows = []
+        for t, toks in zip(idx, sampled, strict=True):
+            text = tok.decode(toks, skip_special_tokens=True)
+            items, found, status = parse_associates(text, index, n_assoc)
+            rows.append({"run": t, "cue": vocab[cue_of[t]], "text": text, "status": status,
+                         "associates": "|".join(items), "n_in_vocab": int(sum(f >= 0 for f in found))})  # fmt: skip
+        df = pd.DataFrame(rows)
+        if ts is not None:
+            ts.append(df)
+        rows_all.append(df)
+        bar.update(len(idx))
+    bar.close()
+    if stats is not None:
+        stats["trials"] = stats.get("trials", 0) + len(todo)
+    if ts is not None:
+        return ts.read()
+    return pd.concat(rows_all, ignore_index=True) if rows_all else pd.DataFrame()
+
+
+# ----------------------------------------------------------------------------------------- hidden states
+def cached_hidden_states(model, tok, vocab: list[str], strategy: str, folder: str | os.PathLike,
+                         model_name: str = "model", batch: int = 32) -> np.ndarray:  # fmt: skip
+    """:func:`~icml26.behaviorgeo.lm.hidden_states` (L+1, V, d), kept as float32 in ``folder`` under a name
+    made of the model, the vocabulary's hash and the strategy, so a rerun reads them back."""
+    from pathlib import Path
+
+    from icml26.behaviorgeo.lm import hidden_states
+
+    path = Path(folder) / f"hidden-{model_name}-{_vocab_hash(vocab)}-{strategy}.npy"
+    if path.is_file():
+        H = np.load(path)
+        if H.shape[1] == len(vocab):
+            return H.astype(np.float64)
+    H = hidden_states(model, tok, vocab, strategy, batch=batch)
+    tmp = path.with_suffix(".part.npy")
+    np.save(tmp, H.astype(np.float32))
+    os.replace(tmp, path)
+    return H
