@@ -484,9 +484,10 @@ def _capacity(args) -> int:
     betas = tuple(b / args.noise**2 for b in (4.0, 16.0, 64.0))
     rng = np.random.default_rng(args.seed)
     rows = []
-    from tqdm import tqdm
+    from icml26._util.progress import progress
 
-    for sp in tqdm(spaces, desc="capacity", disable=len(spaces) < 4, file=sys.stderr):
+    bar = progress(spaces, desc="capacity", file=sys.stderr, **({"disable": True} if len(spaces) < 4 else {}))
+    for sp in bar:
         r = estimate_capacity(sp, args.noise, betas=betas, p_max=args.p_max, n_queries=args.queries, rng=rng)
         rows.append(
             {
@@ -499,7 +500,7 @@ def _capacity(args) -> int:
                 "nn_separation": r.separation,
             }
         )
-        tqdm.write(
+        bar.write(
             f"{sp.name:>10} d={sp.d} R={sp.R:g}: capacity {r.capacity}{'+' if r.censored else ''} "
             f"(beta {r.best_beta:.3g}, NN separation {r.separation:.3f})"
         )
