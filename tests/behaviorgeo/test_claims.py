@@ -3,21 +3,25 @@ aligned geometry from an unrelated one, and the controls sabotage what the claim
 
 import numpy as np
 
-from icml26.behaviorgeo.claims import _permutation_floor, _planted_profile, fc_beats_fa, layer_profile
+from icml26.behaviorgeo.claims import _planted_profile, fc_beats_fa, layer_profile_v3
 from icml26.behaviorgeo.geometry import hidden_similarity, rsa
+from icml26.behaviorgeo.subject import fc_trials
 from icml26.claims import Arm
 
 
 def test_permutation_floor_separates_an_aligned_geometry_from_an_unrelated_one():
+    from icml26.behaviorgeo.lmexp import PairSet
+
     rng = np.random.default_rng(0)
     z = rng.normal(size=(40, 8))
     hidden = [hidden_similarity(z + s * rng.normal(size=z.shape)) for s in (3.0, 1.0, 3.0)]
-    lm = {"keep": np.ones(40, bool), "hidden": {"task-fc": hidden}}
+    ps = PairSet(np.arange(40), hidden)
     aligned = hidden_similarity(z + rng.normal(size=z.shape))
     unrelated = hidden_similarity(rng.normal(size=z.shape))
     for S, above in ((aligned, True), (unrelated, False)):
         peak = max(rsa(S, Sh, n_pairs=None) for Sh in hidden)
-        assert (peak > _permutation_floor(lm, S, "task-fc", seed=0, n=100)) is above
+        np.testing.assert_allclose(ps.profile(S).max(), peak, atol=1e-12)  # the pre-standardised RSA is Pearson's
+        assert bool(peak > np.quantile(ps.permutation_peaks(S, 100, 0), 0.95)) is above
 
 
 def test_fc_beats_fa_at_smoke_true_semantics_is_the_ceiling_and_the_control_fails():
@@ -31,7 +35,7 @@ def test_fc_beats_fa_at_smoke_true_semantics_is_the_ceiling_and_the_control_fail
     assert abs(ctl.measured["peak RSA FC - FA"]) < 0.05  # two runs of one paradigm: about equal
     pos = fc_beats_fa("smoke", 0, Arm.POSITIVE)  # the oracle: the true semantics in FC's place
     assert pos.verdict == "holds" and pos.measured["peak RSA FC"] == m["peak RSA true semantics (ceiling)"]
-    assert layer_profile("smoke", 0).verdict == "not-measured"  # smoke never loads SmolLM2
+    assert layer_profile_v3("smoke", 0).verdict == "not-measured"  # smoke never loads SmolLM2
 
 
 def test_planted_profile_peaks_where_it_was_planted():
@@ -62,3 +66,58 @@ def test_measure_checks_and_probes_at_smoke():
     # the bias probe has an A/A reference (FA run twice, both biased) that must sit below the probe's threshold
     assert abs(probed["fa-frequency-bias"]["A/A reference: FA twin - FA (same bias)"]) < 0.02
     assert values["lm-task-following"] == 0.0  # smoke runs no LM
+
+
+def _fake_lm(fc_beta: float, seed: int = 0) -> dict:
+    """A stand-in for the SmolLM2 experiment with known truth: 160 words, 5 'layers' carrying a latent
+    geometry most strongly at layer 2; FC answers from that geometry with decisiveness ``fc_beta``, FA's two
+    halves weakly (beta 2) on their own streams; lexical baselines are noisy copies of the latent."""
+    from icml26.behaviorgeo.lmexp import behaviour_similarity, simulated_picks
+    from icml26.behaviorgeo.runner import fc_trial_indices
+
+    rng = np.random.default_rng(seed)
+    V = 160
+    z = rng.normal(size=(V, 8))
+    hidden = [hidden_similarity(z * w + rng.normal(size=z.shape)) for w in (0.5, 1.5, 4.0, 1.5, 0.5)]
+    later = [hidden_similarity(z * w + rng.normal(size=z.shape)) for w in (0.2, 0.5, 1.5, 4.0, 1.5)]  # peaks at 3/4
+    cues_all, cands_all = fc_trials(V, 16, 1, 0)
+    design = fc_trial_indices(V, 16, 1, 3)
+    cues, cands = cues_all[design], cands_all[design]
+    truth = hidden_similarity(z)
+    picks = simulated_picks(truth, cues, cands, fc_beta, [seed, 1])
+    fa = [behaviour_similarity(cues, simulated_picks(truth, cues, cands, 2.0, [seed, 2 + h]), V) for h in (0, 1)]
+    yes = np.ones(V, bool)
+    stats = {"trials": len(cues), "responses": 2 * len(cues), "out_of_vocabulary": 0, "unparsable": 0}
+    return {"vocab": [f"w{i}" for i in range(V)], "cues": cues, "cands": cands, "picks": picks,
+            "S_fc": behaviour_similarity(cues, picks, V), "answered_fc": yes, "S_fa_a": fa[0], "S_fa_b": fa[1],
+            "answered_fa_a": yes, "answered_fa_b": yes, "stats_fc": stats, "stats_fa_a": stats, "stats_fa_b": stats,
+            "hidden": {"task-fc": hidden, "averaged": later},
+            "S_glove": hidden_similarity(z + rng.normal(size=z.shape)),
+            "S_minilm": hidden_similarity(z + rng.normal(size=z.shape)), "fc_same_category": 0.0}  # fmt: skip
+
+
+def test_real_model_claims_read_a_known_truth_both_ways(monkeypatch):
+    """The SmolLM2 claims' code on a stand-in with known truth: a decisive FC subject beats weak FA and adds
+    held-out R^2; the A/A arms fail; a subject answering at random (FC beta 0) fails too."""
+    from icml26.behaviorgeo import claims
+    from icml26.claims import Scale
+
+    strong, null = _fake_lm(20.0), _fake_lm(0.0)
+    monkeypatch.setattr(claims, "_lm", lambda scale: strong)
+    res = claims.lm_fc_beats_fa(Scale.SMALL, 0)
+    m = res.measured
+    assert res.verdict == "holds" and m["bootstrap 95% CI low (words)"] > 0.02
+    assert claims.lm_fc_beats_fa(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "fails"
+    gain = claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0)
+    assert gain.verdict == "holds"
+    assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "fails"
+    probe = claims.lm_task_following(Scale.SMALL, 0)
+    assert probe["lm-task-following"] > 1.25 > probe["A/A reference: random picks"]
+    profile = claims.layer_profile_v3(Scale.SMALL, 0)
+    assert profile.verdict == "holds" and profile.measured["peak depth (task-fc)"] == 0.5
+    assert profile.measured["peak depth (averaged)"] == 0.75
+    assert claims.layer_profile_v3(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "not-measured"  # at chance: no peak
+    monkeypatch.setattr(claims, "_lm", lambda scale: null)
+    assert claims.lm_fc_beats_fa(Scale.SMALL, 0).verdict == "fails"
+    assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0).verdict == "fails"
+    assert claims.layer_profile_v3(Scale.SMALL, 0).verdict == "not-measured"

@@ -21,13 +21,16 @@ class Config:
     ks: tuple[int, ...] = (5, 10, 20, 50)
     n_consensus: int = 3  # other simulated 'models' averaged into the cross-model consensus
     ridge_train_pairs: int = 20_000
-    # the real-LM experiment (SmolLM2-135M-Instruct), reported; None = not run at this scale
+    # the real-LM experiment (SmolLM2-135M-Instruct, the fast runner); None = not run at this scale
     lm_model: str | None = "smollm2"
-    lm_words: int = 40
-    lm_fc_shuffles: int = 2  # 3 trials a shuffle at 40 words -> 12 picks per cue
-    lm_fa_runs: int = 2  # -> 10 associates per cue
-    lm_batch: int = 20
-    lm_max_new_tokens: int = 20
+    lm_words: int = 1060  # the shipped nouns
+    lm_fc_per_cue: int = 3  # FC trials per cue (of 67 in a full shuffle) -> 6 picks per cue
+    lm_fa_runs: int = 2  # FA runs per cue: run 0 is compared with FC (5 associates), run 1 is its A/A twin
+    lm_fa_tokens: int = 16
+    lm_batch: int = 32
+    lm_boot: int = 200  # paired bootstrap resamples of the evaluation words
+    lm_permutations: int = 100  # label permutations for the layer-profile floor
+    lm_pairs: int = 100_000  # pairs sampled for the layer profile
 
 
 PRESETS = {
@@ -42,9 +45,12 @@ PRESETS = {
         ks=(5, 10, 20, 50, 100, 200),
         ridge_train_pairs=100_000,
         lm_words=5000,
-        lm_fc_shuffles=1,
+        lm_fc_per_cue=313,
         lm_fa_runs=126,
         lm_batch=64,
-        lm_max_new_tokens=32,
+        lm_fa_tokens=32,
+        lm_boot=1000,
+        lm_permutations=200,
+        lm_pairs=500_000,
     ),
 }

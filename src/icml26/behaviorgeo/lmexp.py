@@ -1,0 +1,173 @@
+"""The real-model experiment behind the v2 claims: SmolLM2's forced-choice and free-association stores on the
+1,060-noun vocabulary, its hidden states, the lexical baselines, and the statistics the claims judge.
+
+- :func:`load_experiment` runs (or resumes, in the user cache) the trials with the fast runner and returns every
+  geometry: FC, the two free-association runs of every cue as two independent halves (``fa_a`` is compared
+  with FC; ``fa_b`` is its A/A twin, the same paradigm with its own sampling randomness), the hidden-state
+  similarities per layer for the ``task-fc`` and ``averaged`` strategies, GloVe and MiniLM.
+- :class:`PairSet`: all pairs among a set of words with the hidden similarities of every layer pre-standardised,
+  so an RSA profile over layers is one matrix-vector product.
+- :func:`simulated_picks`: the positive controls' subject -- it answers the *same* forced-choice trials by a
+  Luce choice on a similarity matrix of the model's own hidden states (``beta * S[cue, cand] + Gumbel``, top 2).
+- :func:`paired_bootstrap`: the difference of two geometries' RSA at fixed layers, over words resampled with
+  replacement (pairs of one word with itself dropped).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from icml26.behaviorgeo.geometry import count_matrix, hidden_similarity, ppmi, row_cosine
+
+STRATEGIES_V2 = ("task-fc", "averaged")
+
+
+def behaviour_similarity(cues: np.ndarray, picks: np.ndarray, n_words: int) -> np.ndarray:
+    """Forced-choice geometry from picks: counts -> PPMI -> row cosine (V, V)."""
+    return row_cosine(ppmi(count_matrix(np.repeat(cues, picks.shape[1]), picks.ravel(), n_words)))
+
+
+def simulated_picks(S: np.ndarray, cues: np.ndarray, cands: np.ndarray, beta: float, seed) -> np.ndarray:
+    """Two picks per trial by a Luce choice on ``S`` among the trial's candidates: (T, 2) word indices.
+    ``beta = 0`` answers uniformly at random."""
+    rng = np.random.default_rng(seed)
+    u = beta * S[cues[:, None], cands] + rng.gumbel(size=cands.shape)  # (T, K)
+    return np.take_along_axis(cands, np.argsort(-u, axis=1)[:, :2], axis=1)
+
+
+class PairSet:
+    """All pairs among ``words`` (indices; or ``n_pairs`` of them sampled) and the standardised hidden similarities
+    of every layer there."""
+
+    def __init__(self, words: np.ndarray, hidden: list[np.ndarray], n_pairs: int | None = None, seed=0):
+        from icml26.behaviorgeo.geometry import sample_pairs
+
+        self.words = np.asarray(words)
+        i, j = sample_pairs(len(self.words), n_pairs, seed) if n_pairs else np.triu_indices(len(self.words), k=1)
+        self.i, self.j = self.words[i], self.words[j]
+        self.Z = np.vstack([_standardise(S[self.i, self.j]) for S in hidden])  # (L+1, n_pairs)
+
+    def profile(self, S: np.ndarray) -> np.ndarray:
+        """RSA (Pearson r) of ``S`` with every layer over these pairs: (L+1,)."""
+        return self.Z @ _standardise(S[self.i, self.j])
+
+    def permutation_peaks(self, S: np.ndarray, n: int, seed) -> np.ndarray:
+        """Peak-over-layers RSA of ``S`` with its word labels permuted, ``n`` times: the chance distribution."""
+        rng = np.random.default_rng(seed)
+        peaks = np.empty(n)
+        V = S.shape[0]
+        for r in range(n):
+            perm = rng.permutation(V)
+            peaks[r] = np.max(self.Z @ _standardise(S[perm[self.i], perm[self.j]]))
+        return peaks
+
+
+def _standardise(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64) - np.mean(x)
+    n = np.linalg.norm(x)
+    return x / n if n > 0 else x
+
+
+def paired_bootstrap(A: np.ndarray, B: np.ndarray, H_a: np.ndarray, H_b: np.ndarray, words: np.ndarray,
+                     n_boot: int, seed) -> np.ndarray:  # fmt: skip
+    """RSA(A, H_a) - RSA(B, H_b) over the pairs of ``words`` resampled with replacement, ``n_boot`` times."""
+    rng = np.random.default_rng(seed)
+    out = np.empty(n_boot)
+    for r in range(n_boot):
+        w = rng.choice(words, size=len(words), replace=True)
+        i, j = np.triu_indices(len(w), k=1)
+        i, j = w[i], w[j]
+        ok = i != j
+        i, j = i[ok], j[ok]
+        out[r] = _pearson(A[i, j], H_a[i, j]) - _pearson(B[i, j], H_b[i, j])
+    return out
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    return float(_standardise(a) @ _standardise(b))
+
+
+@functools.lru_cache(maxsize=2)
+def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int, model_name: str = "smollm2",
+                    batch: int = 32) -> dict:  # fmt: skip
+    """SmolLM2's trials (resumable stores in the user cache), hidden states and baselines on ``n_words`` nouns."""
+    import torch
+
+    from icml26.behaviorgeo.data import CATEGORY_OF, glove_vectors, minilm_vectors, vocabulary
+    from icml26.behaviorgeo.lm import cache_dir, load_lm, trial_counts
+    from icml26.behaviorgeo.runner import cached_hidden_states, fc_trial_indices, run_fa_fast, run_fc_fast
+    from icml26.behaviorgeo.subject import fc_trials
+
+    if fa_runs < 2 or fa_runs % 2:
+        raise ValueError("the experiment needs an even number of free-association runs per cue (two halves)")
+    torch.set_num_threads(1)
+    seconds = {}
+    t0 = time.perf_counter()
+    model, tok = load_lm(model_name)
+    vocab = vocabulary(n_words)
+    runs = cache_dir() / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    tag = f"{model_name}-{n_words}w"
+    seconds["load"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fc = run_fc_fast(model, tok, vocab, runs / f"fc-fast-{tag}-k{fc_per_cue}-sum", model_name=model_name,
+                     trials_per_cue=fc_per_cue, batch=batch, scoring="sum")  # fmt: skip
+    seconds["fc"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fa = run_fa_fast(model, tok, vocab, runs / f"fa-fast-{tag}-r{fa_runs}", model_name=model_name, runs=fa_runs,
+                     batch=2 * batch, max_new_tokens=fa_tokens)  # fmt: skip
+    seconds["fa"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    hidden = {s: [hidden_similarity(h) for h in cached_hidden_states(model, tok, vocab, s, runs, model_name)]
+              for s in STRATEGIES_V2}  # fmt: skip
+    seconds["hidden"] = time.perf_counter() - t0
+    fc = fc.sort_values("trial").reset_index(drop=True)
+    index = {w: i for i, w in enumerate(vocab)}
+    cues_all, cands_all = fc_trials(len(vocab), 16, 1, 0)
+    design = fc_trial_indices(len(vocab), 16, 1, fc_per_cue)
+    cues, cands = cues_all[design], cands_all[design]  # (T,), (T, 16): the trials the model answered
+    picks = np.column_stack([[index[p] for p in fc.pick1], [index[p] for p in fc.pick2]])  # (T, 2)
+    if not np.array_equal(fc.trial.to_numpy(), design):
+        raise RuntimeError("the forced-choice store does not hold the design's trials")
+    B_fc, st_fc = trial_counts(fc, vocab, "fc")
+    halves = {}
+    for name, half in (("fa_a", 0), ("fa_b", 1)):
+        part = fa[(fa.run % fa_runs) % 2 == half]  # even runs of a cue vs odd runs: two independent halves
+        B, st = trial_counts(part, vocab, "fa", open_responses=True)
+        halves[name] = (row_cosine(ppmi(B)), st, np.asarray(B.sum(1)).ravel() > 0)
+    glove, missing = glove_vectors(vocab)
+    S_glove = row_cosine(glove)
+    same_cat = np.mean([CATEGORY_OF.get(vocab[p]) == CATEGORY_OF.get(vocab[c]) for c, p in
+                        zip(np.repeat(cues, 2), picks.ravel(), strict=True) if vocab[c] in CATEGORY_OF])  # fmt: skip
+    return {
+        "vocab": vocab,
+        "cues": cues,
+        "cands": cands,
+        "picks": picks,
+        "S_fc": row_cosine(ppmi(B_fc)),
+        "answered_fc": np.asarray(B_fc.sum(1)).ravel() > 0,
+        "S_fa_a": halves["fa_a"][0],
+        "S_fa_b": halves["fa_b"][0],
+        "answered_fa_a": halves["fa_a"][2],
+        "answered_fa_b": halves["fa_b"][2],
+        "stats_fc": st_fc,
+        "stats_fa_a": halves["fa_a"][1],
+        "stats_fa_b": halves["fa_b"][1],
+        "hidden": hidden,
+        "S_glove": S_glove,
+        "S_minilm": hidden_similarity(minilm_vectors(vocab)),
+        "glove_missing": missing,
+        "fc_same_category": float(same_cat),
+        "seconds": seconds,
+    }
+
+
+def glove_top2_share(lm: dict, picks: np.ndarray) -> float:
+    """Share of picks that are among the trial's 2 candidates most similar to the cue in GloVe (chance: 2/16)."""
+    S = lm["S_glove"]
+    sim = S[lm["cues"][:, None], lm["cands"]]  # (T, 16)
+    top2 = np.take_along_axis(lm["cands"], np.argsort(-sim, axis=1, kind="stable")[:, :2], axis=1)  # (T, 2)
+    return float(np.mean([np.isin(picks[t], top2[t]).mean() for t in range(len(picks))]))
