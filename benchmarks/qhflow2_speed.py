@@ -12,6 +12,9 @@ convolution vs e3nn's ``FullyConnectedTensorProduct``; model inference, SO(2) vs
     the edge frame with Wigner-D, per-|m| mixing, rotate back; TP = e3nn ``FullyConnectedTensorProduct`` of the
     source features with the edge's spherical harmonics (shared weights, same in/out irreps), l_max 2 / 4 / 6.
 (c) Model inference per molecule (ethanol, untrained, C = 16, l_max 2): SO(2) model vs tensor-product model.
+(d) MACE inference per molecule (energy + forces by autograd; 16 channels, the claims' recipe, untrained: the cost
+    does not depend on the weights) beside the SO(2) model's H prediction for the same molecule (def2-SVP blocks):
+    the force-field peer's cost next to (a)'s E + F from a predicted H.
 One torch thread, OMP_NUM_THREADS=1.
 """
 
@@ -139,19 +142,56 @@ def bench_inference(repeats) -> dict:
     return res
 
 
+def bench_mace(molecules, repeats) -> dict:
+    from icml26.qhflow2.mace_peer import MACEConfig, MACEPotential
+
+    out = {}
+    for name in molecules:
+        g = get_molecule(name)
+        lay = OrbitalLayout.for_elements("def2-svp", g.Z)
+        pos = torch.tensor(g.R[None])
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            mace = MACEPotential(g.Z, MACEConfig(channels=16), {int(z): 0.0 for z in g.Z}, 0.0, 1.0).eval()
+            so2 = build_model("so2", lay.slot_ls, len(g.Z), channels=16, lmax=2, layers=2).eval()
+        mace(g.Z, pos)
+
+        def h(so2=so2, g=g, pos=pos):
+            with torch.no_grad():
+                so2(g.Z, pos.float())
+
+        h()
+        med = _median_interleaved({"mace": lambda mace=mace, g=g, pos=pos: mace(g.Z, pos), "so2": h}, repeats)
+        out[name] = {
+            "atoms": len(g.Z),
+            "MACE E + F [ms]": 1e3 * med["mace"],
+            "SO(2) H prediction [ms]": 1e3 * med["so2"],
+        }
+        print(name, out[name], flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/qhflow2_speed.json"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="water only, l_max 2 and 4, one repeat")
+    ap.add_argument("--only-mace", action="store_true", help="run (d) alone and merge it into an existing --out")
     args = ap.parse_args()
     torch.set_num_threads(1)
     reps = 1 if args.quick else args.repeats
+    if args.only_mace:
+        result = json.loads(args.out.read_text()) if args.out.exists() else {}
+        result["MACE inference"] = bench_mace(["water"] if args.quick else ["water", "ethanol", "uracil"], max(reps, 5))
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.out}")
+        return
     result = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, 1 torch thread",
         "energy_forces": bench_energy(["water"] if args.quick else ["water", "ethanol", "uracil"], reps),
         "kernel (C=32, 256 edges)": bench_kernel((2, 4) if args.quick else (2, 4, 6), 32, 256, max(reps, 3)),
         "inference": bench_inference(max(reps, 5)),
+        "MACE inference": bench_mace(["water"] if args.quick else ["water", "ethanol", "uracil"], max(reps, 5)),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

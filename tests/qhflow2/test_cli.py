@@ -112,3 +112,42 @@ def test_untrained_models_and_nan_labels_are_refused(work, tmp_path, capsys):
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"not numpy" * 50)
     _fails_cleanly(["train", "--data", str(junk), "--out", str(out)], capsys, [out], "NumPy's header")
+
+
+def test_flags_for_other_models_are_refused(work, capsys):
+    data = str(work / "w.npz")
+    out = work / "x.pt"
+    _fails_cleanly(["train", "--data", data, "--model", "so2", "--matched", "--out", str(out)], capsys, [out],
+                   "--matched applies to --model tp")  # fmt: skip
+    _fails_cleanly(["train", "--data", data, "--model", "mlip", "--eps-weight", "1", "--out", str(out)], capsys,
+                   [out], "--eps-weight applies to Hamiltonian models")  # fmt: skip
+
+
+def test_matched_tp_with_orbital_energy_loss_trains_and_evaluates(work):
+    argv = ["qhflow2", "train", "--data", str(work / "w.npz"), "--model", "tp", "--matched", "--eps-weight", "1",
+            "--steps", "2", "--batch", "2", "--channels", "4", "--lmax", "1", "--layers", "1", "--out",
+            str(work / "tpm.pt")]  # fmt: skip
+    assert icml26_main(argv) == 0
+    js = work / "tpm.json"
+    argv = ["qhflow2", "evaluate", "--checkpoint", str(work / "tpm.pt"), "--data", str(work / "w.npz"), "--frames",
+            "1", "--no-forces", "--json", str(js)]  # fmt: skip
+    assert icml26_main(argv) == 0
+    assert json.loads(js.read_text())["H MAE [uHa]"] > 0
+
+
+def test_mace_trains_evaluates_and_predicts(work):
+    pytest.importorskip("mace")
+    argv = ["qhflow2", "train", "--data", str(work / "w.npz"), "--model", "mace", "--steps", "2", "--batch", "2",
+            "--channels", "4", "--out", str(work / "mace.pt")]  # fmt: skip
+    assert icml26_main(argv) == 0
+    js = work / "mace.json"
+    argv = ["qhflow2", "evaluate", "--checkpoint", str(work / "mace.pt"), "--data", str(work / "w.npz"), "--json",
+            str(js)]  # fmt: skip
+    assert icml26_main(argv) == 0
+    res = json.loads(js.read_text())
+    assert res["model"] == "mace" and res["E MAE [meV]"] > 0 and res["F MAE [meV/A]"] > 0
+    pj = work / "mace-p.json"
+    argv = ["qhflow2", "predict", str(work / "w.xyz"), "--checkpoint", str(work / "mace.pt"), "--json", str(pj)]
+    assert icml26_main(argv) == 0
+    pred = json.loads(pj.read_text())
+    assert np.asarray(pred["F_hartree_per_bohr"]).shape == (3, 3) and np.isfinite(pred["E_hartree"])

@@ -78,3 +78,13 @@ def test_bomd_frames_move_the_atoms_a_little(water):
     assert frames.shape == (2, 3, 3) and np.isfinite(frames).all()
     step = np.abs(frames - water.R).max()
     assert 1e-5 < step < 0.05  # 0.5 fs steps at 300 K move atoms by ~1e-3 A
+
+
+def test_ase_g2_molecules_by_name():
+    pytest.importorskip("ase")
+    from icml26.qhflow2.data import get_molecule
+
+    g = get_molecule("ase:CH3CH2OH")
+    assert sorted(g.Z.tolist()) == [1] * 6 + [6, 6, 8] and g.R.shape == (9, 3)
+    with pytest.raises(ValueError, match="G2"):
+        get_molecule("ase:NotAMolecule")

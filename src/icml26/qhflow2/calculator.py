@@ -60,9 +60,10 @@ def predict_energy_forces(model, payload: dict, geom: Geometry, *, forces: bool 
     from icml26.qhflow2.train import predict_h
 
     check_compatible(payload, geom)
-    if payload["kind"] == "mlip":
+    if payload["kind"] in ("mlip", "mace"):
         e, f = model(geom.Z, torch.tensor(geom.R[None], dtype=torch.float32))  # MLIP forces come from autograd
-        E = (float(e[0].detach()) + float(model.e_shift)) / HARTREE_EV
+        shift = float(model.e_shift) if payload["kind"] == "mlip" else 0.0  # MACE's E0s are inside the model
+        E = (float(e[0].detach()) + shift) / HARTREE_EV
         return E, f[0].detach().double().numpy() * BOHR / HARTREE_EV
     layout = OrbitalLayout.for_elements(payload["basis"], geom.Z)
     with torch.no_grad():

@@ -18,7 +18,7 @@ from pathlib import Path
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, learning_rate
 from icml26._util.io import atomic_output, check_input_file, check_json_output, check_output_path, write_json
 
-MODELS = ("so2", "tp", "mlp", "mlip")
+MODELS = ("so2", "tp", "mlp", "mlip", "mace")
 
 
 _temperature = bounded_float(0.0, 3000.0, open_low=True, what="higher temperatures break molecules apart")
@@ -37,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
         "and optionally the first conformation as XYZ (--xyz-out). Example: icml26 qhflow2 build-dataset --molecule "
         "water --frames 40 --basis sto-3g --xc hf --out water.npz",
     )
-    b.add_argument("--molecule", default="water", help="water, ethanol, uracil or qm9:<index> (ignored with --xyz)")
+    b.add_argument(
+        "--molecule", default="water", help="water, ethanol, uracil, qm9:<index> or ase:<G2 name> (ignored with --xyz)"
+    )
     b.add_argument("--xyz", type=Path, help="start from the geometry in this XYZ file instead of --molecule")
     b.add_argument("--unit", choices=("angstrom", "bohr"), default="angstrom", help="unit of the --xyz coordinates")
     b.add_argument("--frames", type=bounded_int(1, 100000, what="PySCF time"), default=40, help="conformations")
@@ -60,7 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
         "icml26 qhflow2 train --data water.npz --model so2 --steps 300 --out so2.pt",
     )
     t.add_argument("--data", type=Path, required=True, help="a data set written by build-dataset")
-    t.add_argument("--model", choices=MODELS, default="so2", help="SO(2) model, tensor-product / MLP baseline, MLIP")
+    t.add_argument("--model", choices=MODELS, default="so2",
+                   help="SO(2) model, tensor-product / MLP baseline, our MLIP, or MACE (needs mace-torch)")  # fmt: skip
+    t.add_argument("--matched", action="store_true",
+                   help="tp only: give the tensor-product baseline the SO(2) model's per-l norm and node-conditioned "
+                   "radial MLPs (the fair baseline)")  # fmt: skip
+    t.add_argument(
+        "--eps-weight",
+        type=bounded_float(0.0, 1e6, what="a loss weight"),
+        default=0.0,
+        help="so2/tp/mlp: weight of the occupied orbital energies' MSE next to the block MSE (0: off)",
+    )
     t.add_argument(
         "--steps",
         type=bounded_int(1, 1000000, what="0 steps would save an untrained model"),
@@ -152,10 +164,24 @@ def _train(args) -> int:
     _outputs(args.out, json=args.json)
     torch.set_num_threads(1)
     ds = load_dataset(args.data)
-    tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, progress=None)
+    if args.matched and args.model != "tp":
+        raise ValueError(f"--matched applies to --model tp, not {args.model}")
+    if args.eps_weight > 0 and args.model in ("mlip", "mace"):
+        raise ValueError(f"--eps-weight applies to Hamiltonian models (so2, tp, mlp), not {args.model}")
+    tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, eps_weight=args.eps_weight, progress=None)
     kw = {"channels": args.channels, "lmax": args.lmax, "layers": args.layers}
+    if args.matched:
+        kw["matched"] = True
     if args.model == "mlip":
         model, losses = train_mlip(ds, tc, args.seed, **kw)
+    elif args.model == "mace":
+        from icml26.qhflow2.mace_peer import MACEConfig, train_mace
+
+        try:
+            model, losses = train_mace(ds, args.steps, args.batch, args.lr, args.seed,
+                                       MACEConfig(channels=args.channels))  # fmt: skip
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
     else:
         model, losses = train_h_model(args.model, ds, tc, args.seed, **({} if args.model == "mlp" else kw))
     save_checkpoint(model, args.out, ds, extra={"data": str(args.data), "steps": args.steps})
@@ -194,6 +220,10 @@ def _evaluate(args) -> int:
         ds = ds.subset(np.arange(min(args.frames, len(ds))))
     if ck["kind"] == "mlip":
         res = evaluate_mlip(model, ds)
+    elif ck["kind"] == "mace":
+        from icml26.qhflow2.mace_peer import evaluate_mace
+
+        res = evaluate_mace(model, ds)
     else:
         res = evaluate_h_model(model, ds, forces=not args.no_forces)
     for k, v in res.items():
@@ -219,11 +249,12 @@ def _predict(args) -> int:
     probe = HamiltonianDataset(geom.Z, geom.R[None], empty, empty, np.zeros(1), geom.R[None], ck["basis"], ck["xc"],
                                geom.name)  # fmt: skip
     _check_compatible(ck, probe, f"XYZ file {args.xyz}")
-    if ck["kind"] == "mlip":
+    if ck["kind"] in ("mlip", "mace"):
         e, f = model(geom.Z, torch.tensor(geom.R[None], dtype=torch.float32))
         from icml26.qhflow2.data import BOHR, HARTREE_EV
 
-        E = (float(e[0].detach()) + float(model.e_shift)) / HARTREE_EV
+        shift = float(model.e_shift) if ck["kind"] == "mlip" else 0.0  # MACE's E0s are inside the model
+        E = (float(e[0].detach()) + shift) / HARTREE_EV
         F = f[0].detach().double().numpy() * BOHR / HARTREE_EV
         arrays = {"E": np.array(E), "F": F}
     else:

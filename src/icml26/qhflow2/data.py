@@ -123,7 +123,22 @@ def get_molecule(name: str) -> Geometry:
         except ValueError:
             raise ValueError(f"{name!r}: expected qm9:<index>, an integer from 1 to 133885") from None
         return qm9_molecule(idx)
-    raise ValueError(f"unknown molecule {name!r}; choose {', '.join(MOLECULES)} or qm9:<index>")
+    if name.startswith("ase:"):
+        return ase_molecule(name[4:])
+    raise ValueError(f"unknown molecule {name!r}; choose {', '.join(MOLECULES)}, qm9:<index> or ase:<g2 name>")
+
+
+def ase_molecule(name: str) -> Geometry:
+    """A molecule of ASE's G2 collection by its ASE name (``CH3CH2OH`` is ethanol), via ``ase.build.molecule``."""
+    try:
+        from ase.build import molecule
+        from ase.collections import g2
+    except ImportError:
+        raise ValueError("ase:<name> molecules need ase (pip install 'icml26[chem]')") from None
+    if name not in g2.names:
+        raise ValueError(f"ase:{name}: not in ASE's G2 collection (e.g. CH3CH2OH, CH3COOH, C6H6)")
+    atoms = molecule(name)
+    return Geometry(np.array(atoms.numbers), np.array(atoms.positions, dtype=float), f"ase:{name}")
 
 
 def qm9_molecule(index: int) -> Geometry:

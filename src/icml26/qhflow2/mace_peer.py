@@ -5,7 +5,10 @@ The standard ``mace_run_train`` recipe, scaled to one CPU core: a ``ScaleShiftMA
 ``RealAgnosticResidualInteractionBlock`` interactions, 2 interactions, max_ell 3, correlation 3, hidden irreps
 ``C x 0e + C x 1o`` (max_L 1), 8 Bessel functions with a degree-5 polynomial cutoff at r_max 5 A, a [64, 64, 64]
 radial MLP and a 16x0e readout MLP; E0s "average" (the per-atom mean energy), shift = mean per-atom interaction
-energy, scale = RMS force; the weighted loss 1 x MSE(E per atom) + 100 x MSE(F); AMSGrad Adam. The data pipeline is
+energy, scale = RMS force; the weighted loss 1 x MSE(E per atom) + 100 x MSE(F), AMSGrad Adam, an exponential moving
+average of the weights (decay 0.99), and the recipe's second stage (``--swa``: the last 20 % of the steps with the
+energy weighted 1000 at lr 1e-3); our cosine decay over the first stage stands in for its plateau scheduler. The
+data pipeline is
 ours: a batch of frames of one molecule becomes MACE's graph dict directly (no periodic cell; every pair within
 r_max an edge). Units: eV and eV/A.
 
@@ -15,7 +18,7 @@ r_max an edge). Units: eV and eV/A.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -24,10 +27,12 @@ from icml26.qhflow2.data import BOHR, HARTREE_EV, HamiltonianDataset
 
 
 def _import_mace():
+    import contextlib
+    import io
     import warnings
 
-    try:
-        with warnings.catch_warnings():  # mace -> torchmetrics -> scienceplots warn at import (deprecations)
+    try:  # mace prints a notice at import (no cuequivariance) and its imports warn (deprecations): keep stdout clean
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
             from mace import modules
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -50,6 +55,12 @@ class MACEConfig:
     radial_mlp: tuple[int, ...] = (64, 64, 64)
     energy_weight: float = 1.0
     forces_weight: float = 100.0
+    # the recipe's second stage (mace_run_train --swa): the last 20 % of the steps with the energy weighted 1000x
+    # at learning rate 1e-3 (MACE's swa_energy_weight / swa_lr defaults), where MACE gets its energies right
+    stage_two: float = 0.2
+    stage_two_energy_weight: float = 1000.0
+    stage_two_lr: float = 1e-3
+    ema_decay: float = 0.99  # the recipe's --ema: evaluate the exponential moving average of the weights
 
 
 class MACEPotential(torch.nn.Module):
@@ -64,9 +75,10 @@ class MACEPotential(torch.nn.Module):
 
         self.zs = sorted(set(int(z) for z in Z))
         self.cfg = config
+        e0 = {int(k): float(v) for k, v in e0.items()}
+        self.config = {"Z": [int(z) for z in Z], "mace": asdict(config), "e0": e0, "shift": float(shift),
+                       "scale": float(scale)}  # fmt: skip
         c = config.channels
-        self.register_buffer("onehot", torch.nn.functional.one_hot(
-            torch.tensor([self.zs.index(int(z)) for z in Z]), len(self.zs)).double())  # (n, n_elem)  # fmt: skip
         block = modules.interaction_classes["RealAgnosticResidualInteractionBlock"]
         self.mace = modules.ScaleShiftMACE(
             r_max=config.r_max,
@@ -89,9 +101,21 @@ class MACEPotential(torch.nn.Module):
             atomic_inter_shift=shift,
         ).double()
 
-    def graph(self, pos: torch.Tensor) -> dict[str, torch.Tensor]:
+    @classmethod
+    def from_config(cls, config: dict) -> MACEPotential:
+        """The model a checkpoint's ``config`` describes (weights not loaded)."""
+        mace = dict(config["mace"])
+        mace["radial_mlp"] = tuple(mace["radial_mlp"])
+        return cls(config["Z"], MACEConfig(**mace), {int(k): v for k, v in config["e0"].items()}, config["shift"],
+                   config["scale"])  # fmt: skip
+
+    def graph(self, Z, pos: torch.Tensor) -> dict[str, torch.Tensor]:
         """MACE's input dict for a batch (B, n, 3) of one molecule: every pair within r_max an edge."""
         B, n, _ = pos.shape
+        unseen = sorted(set(int(z) for z in Z) - set(self.zs))
+        if unseen:
+            raise ValueError(f"this MACE model was trained on elements {self.zs}; got {unseen}")
+        onehot = torch.nn.functional.one_hot(torch.tensor([self.zs.index(int(z)) for z in Z]), len(self.zs))
         flat = pos.reshape(B * n, 3)
         d = torch.cdist(pos, pos)  # (B, n, n)
         b, i, j = torch.nonzero((d < self.cfg.r_max) & ~torch.eye(n, dtype=torch.bool), as_tuple=True)
@@ -99,7 +123,7 @@ class MACEPotential(torch.nn.Module):
         E = edge_index.shape[1]
         return {
             "positions": flat,
-            "node_attrs": self.onehot.repeat(B, 1),
+            "node_attrs": onehot.double().repeat(B, 1),  # (B*n, n_elem)
             "edge_index": edge_index,
             "shifts": flat.new_zeros(E, 3),
             "unit_shifts": flat.new_zeros(E, 3),
@@ -111,7 +135,7 @@ class MACEPotential(torch.nn.Module):
     def forward(self, Z, pos: torch.Tensor, forces: bool = True, create_graph: bool = False):
         B, n, _ = pos.shape
         pos = pos.double().detach().clone()
-        out = self.mace(self.graph(pos), training=create_graph, compute_force=forces)
+        out = self.mace(self.graph(Z, pos), training=create_graph, compute_force=forces)
         F = out["forces"].reshape(B, n, 3) if forces else None
         return out["energy"], F
 
@@ -130,25 +154,33 @@ def train_mace(ds: HamiltonianDataset, steps: int, batch: int, lr: float, seed: 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = MACEPotential(ds.Z, config, e0, shift, scale)
+    from torch_ema import ExponentialMovingAverage
+
     Et, Ft, pos = torch.tensor(E), torch.tensor(Fr), torch.tensor(ds.R)
+    first = steps - round(config.stage_two * steps)  # steps of stage one
     opt = torch.optim.Adam(model.parameters(), lr=lr, amsgrad=True)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(first, 1))
+    ema = ExponentialMovingAverage(model.parameters(), decay=config.ema_decay)
     gen = torch.Generator().manual_seed(seed)
     losses = []
-    for _ in range(steps):
+    for step in range(steps):
+        w_e = config.energy_weight if step < first else config.stage_two_energy_weight
+        if step == first:  # stage two: energy-weighted, at the recipe's lower constant learning rate
+            for group in opt.param_groups:
+                group["lr"] = config.stage_two_lr
         idx = torch.randint(0, len(ds), (min(batch, len(ds)),), generator=gen)
         e, f = model(ds.Z, pos[idx], forces=True, create_graph=True)
-        loss = (
-            config.energy_weight * (((e - Et[idx]) / n) ** 2).mean()
-            + config.forces_weight * ((f - Ft[idx]) ** 2).mean()
-        )
+        loss = w_e * (((e - Et[idx]) / n) ** 2).mean() + config.forces_weight * ((f - Ft[idx]) ** 2).mean()
         if not torch.isfinite(loss):
             raise ValueError("MACE training diverged (the loss is not finite); lower the learning rate")
         opt.zero_grad()
         loss.backward()
         opt.step()
-        sched.step()
+        ema.update()
+        if step < first:
+            sched.step()
         losses.append(float(loss.detach()))
+    ema.copy_to(model.parameters())
     return model.eval(), losses
 
 

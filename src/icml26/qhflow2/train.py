@@ -29,6 +29,9 @@ class TrainConfig:
     batch: int = 16
     lr: float = 3e-3
     force_weight: float = 10.0  # MLIP: weight of the force MSE [(eV/A)^2] next to the energy MSE [eV^2]
+    # Hamiltonian models: weight of the occupied orbital energies' MSE [Ha^2] next to the block MSE [Ha^2] (QHFlow's
+    # orbital-energy alignment, here as a joint loss; 0 = off, the blocks alone)
+    eps_weight: float = 0.0
     progress: bool | None = False  # a step bar; None: tqdm's auto (only on a terminal, none under --quiet)
 
 
@@ -69,11 +72,23 @@ def train_h_model(kind: str, ds: HamiltonianDataset, cfg: TrainConfig, seed: int
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(cfg.steps, 1))
     gen = torch.Generator().manual_seed(seed)
+    if cfg.eps_weight < 0:
+        raise ValueError(f"eps_weight must be >= 0, got {cfg.eps_weight}")
+    if cfg.eps_weight > 0:
+        U = torch.tensor(layout.embedding(ds.Z)[0], dtype=torch.float32)  # (n*P, nao) slots -> PySCF AOs
+        X = torch.tensor(lowdin(ds.S), dtype=torch.float32)  # (F, nao, nao) S^-1/2
+        n_occ = int(np.sum(ds.Z)) // 2
+        eps_true = orbital_energies(torch.tensor(ds.H, dtype=torch.float32), X, n_occ)  # (F, n_occ)
     losses = []
     for _ in _steps(cfg, f"train {kind}"):
         idx = torch.randint(0, len(ds), (min(cfg.batch, len(ds)),), generator=gen)
         pred = model(ds.Z, pos[idx])
         loss = ((pred - tgt[idx]) ** 2)[:, pm].mean()
+        if cfg.eps_weight > 0:  # occupied orbital energies of the predicted H (differentiable eigvalsh)
+            B, n = pred.shape[:2]
+            H_ao = U.T @ pred.transpose(2, 3).reshape(B, n * layout.P, n * layout.P) @ U  # (B, nao, nao)
+            eps = orbital_energies(H_ao, X[idx], n_occ)
+            loss = loss + cfg.eps_weight * ((eps - eps_true[idx]) ** 2).mean()
         _check_finite(loss)
         opt.zero_grad()
         loss.backward()
@@ -81,6 +96,19 @@ def train_h_model(kind: str, ds: HamiltonianDataset, cfg: TrainConfig, seed: int
         sched.step()
         losses.append(float(loss.detach()))
     return model.eval(), losses
+
+
+def lowdin(S: np.ndarray, floor: float = 1e-7) -> np.ndarray:
+    """S^-1/2 (..., nao, nao) of overlap matrices (eigenvalues clipped at ``floor``), so that the eigenvalues of
+    S^-1/2 H S^-1/2 are the orbital energies of H C = S C eps."""
+    s, V = np.linalg.eigh(S)
+    return (V / np.sqrt(np.maximum(s, floor))[..., None, :]) @ np.swapaxes(V, -1, -2)
+
+
+def orbital_energies(H: torch.Tensor, X: torch.Tensor, n_occ: int) -> torch.Tensor:
+    """The n_occ lowest orbital energies (B, n_occ) of H (B, nao, nao) given X = S^-1/2 (B, nao, nao)."""
+    Ho = X @ (0.5 * (H + H.transpose(-1, -2))) @ X
+    return torch.linalg.eigvalsh(Ho)[..., :n_occ]
 
 
 @torch.no_grad()
@@ -203,6 +231,15 @@ def load_checkpoint(path: str | Path):
         raise ValueError(f"{path} is not an icml26 qhflow2 checkpoint")
     cfg = dict(ck["config"])
     kind = ck["kind"]
+    if kind == "mace":
+        from icml26.qhflow2.mace_peer import MACEPotential
+
+        try:
+            model = MACEPotential.from_config(cfg)
+        except ImportError as exc:
+            raise ValueError(f"checkpoint {path} holds a MACE model: {exc}") from None
+        model.load_state_dict(ck["state_dict"])
+        return model.eval(), ck
     slot = cfg.pop("slot_ls", (0,))
     if kind == "mlp":
         cfg.pop("n_atoms", None)
