@@ -167,3 +167,47 @@ def test_match_damage_finds_the_strength_of_a_target_loss():
     assert s == pytest.approx(np.sqrt(0.1), rel=0.01) and rel == pytest.approx(0.10, rel=0.02) and m == s
     s, rel, _ = match_damage(lambda s: s, lambda s: 1.0 + 0.01 * s, 0.10, 0.0, 1.0)
     assert s == 1.0 and rel == pytest.approx(0.01)  # out of reach: the strongest tried, with what it achieved
+
+
+def _same_weights(a: torch.nn.Module, b: torch.nn.Module) -> float:
+    return max(float((pa - pb).abs().max()) for pa, pb in zip(a.parameters(), b.parameters(), strict=True))
+
+
+@pytest.mark.parametrize("method", ["gptq", "wanda"])
+def test_blockwise_calibration_gives_the_per_layer_weights(method):
+    """Block by block on cached activations = one full forward per layer (the reference), on a TinyGPT and on a
+    config-built Llama (whose q/k/v and gate/up share their input and are compressed in one pass)."""
+    import copy
+
+    torch.manual_seed(0)
+    models = [(TinyGPT(50, 32, n_layers=3, n_heads=2, ctx=16, seed=1), torch.randint(0, 50, (6, 16)))]
+    try:
+        from transformers import LlamaConfig, LlamaForCausalLM
+    except ImportError:
+        pass
+    else:
+        cfg = LlamaConfig(vocab_size=60, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)  # fmt: skip
+        models.append((LlamaForCausalLM(cfg).eval(), torch.randint(0, 60, (4, 24))))
+    for model, calib in models:
+        fast, slow = copy.deepcopy(model), copy.deepcopy(model)
+        e_fast = compress_model(fast, method, bits=3, sparsity=0.5, calib=calib)
+        e_slow = compress_model(slow, method, bits=3, sparsity=0.5, calib=calib, blockwise=False)
+        assert e_fast.keys() == e_slow.keys()
+        assert _same_weights(fast, slow) <= 1e-6
+        assert _same_weights(fast, model) > 1e-3  # the weights did change
+        assert max(abs(e_fast[k] - e_slow[k]) for k in e_fast) <= 1e-6
+
+
+def test_blockwise_runs_each_block_once_per_input_group():
+    """Llama's block: q/k/v, o, gate/up and down are four input groups, plus one pass for the block's output."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.LlamaConfig(vocab_size=40, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                   num_attention_heads=2, num_key_value_heads=1)  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    calls = []
+    for i, block in enumerate(model.model.layers):
+        block.register_forward_hook(lambda _m, _i, _o, i=i: calls.append(i))
+    compress_model(model, "gptq", bits=4, calib=torch.randint(0, 40, (2, 12)))
+    assert calls == [0] * 5 + [1] * 5

@@ -24,7 +24,7 @@ have liveness probes (``MECHANISMS``) and the predictivity measure is checked bo
   quantisation damage) in GPTQ4's place.
 - ``smollm2-compressed-v1`` (not measured: no real fMRI) is replaced by the real-fMRI claims of
   :mod:`icml26.slmbrain.realclaims` (issue 44): ``alice-learned-gain-v2``, ``alice-compression-v2``,
-  ``alice-gptq-v2``. The claims above are kept as **synthetic-world mechanism checks**.
+  ``alice-gptq-v3``. The claims above are kept as **synthetic-world mechanism checks**.
 """
 
 from __future__ import annotations

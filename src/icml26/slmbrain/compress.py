@@ -8,7 +8,9 @@ dequantised values are written back in float32), which is what brain-encoding fe
 - GPTQ (Frantar et al. 2023): layer by layer, in forward order, from calibration text; for each layer the input
   Hessian ``H = 2 X^T X`` (+ 1 % mean-diagonal damping), its inverse's upper Cholesky factor ``U``; columns are
   quantised one at a time and the error ``(w_j - q_j) / U_jj`` is spread over the not-yet-quantised columns
-  (Eq. G1: ``W[:, j+1:] -= err * U[j, j+1:]``). Later layers see the already-quantised earlier ones.
+  (Eq. G1: ``W[:, j+1:] -= err * U[j, j+1:]``). Later layers see the already-quantised earlier ones. The inputs
+  are collected block by block on cached activations (each block's input computed once from the compressed
+  blocks before it), not by one forward of the whole model per layer; both give the same weights.
 - Magnitude pruning: zero the smallest ``|W_ij|`` per output row. Wanda (Sun et al. 2024): zero the smallest
   ``|W_ij| * ||X_j||_2`` per output row (activation norms from calibration text).
 """
@@ -120,9 +122,115 @@ def _set_w(m: nn.Module, W: torch.Tensor) -> None:
     m.weight.data.copy_(W.t() if type(m).__name__ == "Conv1D" else W)
 
 
-def _run(model: nn.Module, calib: torch.Tensor) -> None:
-    with torch.inference_mode():
-        model(calib)
+def _compress_one(m: nn.Module, method: str, X: torch.Tensor | None, bits: float, sparsity: float,
+                  feedback: float) -> float:  # fmt: skip
+    """Compress one layer in place from its calibration inputs ``X (n_tokens, in)`` (None: calibration-free).
+    Returns its relative output error ``||X (W' - W)^T|| / ||X W^T||`` (relative weight error without ``X``)."""
+    W = _get_w(m).clone().float()  # (out, in)
+    if method == "rtn":
+        Wq = rtn_quantize(W, bits)
+    elif method == "gptq":
+        Wq = gptq_quantize(W, 2 * X.T.double() @ X.double(), bits, feedback=feedback)  # H = 2 X^T X
+    elif method == "magnitude":
+        Wq = magnitude_prune(W, sparsity)
+    else:
+        Wq = wanda_prune(W, X.norm(dim=0), sparsity)
+    _set_w(m, Wq.to(m.weight.dtype))
+    if X is None:
+        return float((Wq - W).norm() / W.norm().clamp(min=1e-12))
+    return float((X @ (Wq - W).T).norm() / (X @ W.T).norm().clamp(min=1e-12))
+
+
+def _per_layer(model, layers, calib, method, bits, sparsity, feedback) -> dict[str, float]:
+    """The reference path: one full forward of the model per layer to collect that layer's inputs."""
+    errors = {}
+    for name, m in layers:  # forward order; GPTQ/Wanda see the already-compressed earlier layers
+        X = None
+        if calib is not None and method in ("gptq", "wanda"):
+            acts: list[torch.Tensor] = []
+            h = m.register_forward_hook(lambda _m, inp, _out, acts=acts: acts.append(inp[0].detach().flatten(0, -2)))
+            try:
+                with torch.inference_mode():
+                    model(calib)
+            finally:
+                h.remove()
+            X = torch.cat(acts).float()  # (n_tokens, in)
+        errors[name] = _compress_one(m, method, X, bits, sparsity, feedback)
+    return errors
+
+
+def _blocks(model: nn.Module, layers: list[tuple[str, nn.Module]]) -> list[tuple[str, nn.Module]] | None:
+    """The transformer blocks in forward order as ``(name, block)``: the longest ``nn.ModuleList`` whose children
+    hold every layer to compress (TinyGPT's ``blocks``, Llama's ``model.layers``, GPT-2's ``transformer.h``);
+    None when no such list holds them all."""
+    best = None
+    for prefix, ml in model.named_modules():
+        if not isinstance(ml, nn.ModuleList) or len(ml) == 0 or (best is not None and len(ml) <= len(best)):
+            continue
+        blocks = [(f"{prefix}.{i}" if prefix else str(i), b) for i, b in enumerate(ml)]
+        if all(any(name.startswith(b + ".") for b, _ in blocks) for name, _ in layers):
+            best = blocks
+    return best
+
+
+class _Stop(Exception):
+    """Raised by the first block's pre-hook once its inputs are caught: the rest of the model need not run."""
+
+
+def _first_block_inputs(model: nn.Module, block: nn.Module, calib: torch.Tensor) -> tuple[tuple, dict]:
+    """What the model hands its first block on ``calib``: hidden states ``(B, T, d)`` first, then anything else
+    (a transformers model's attention mask, positions and rotary tables), reused unchanged by every block."""
+    got: dict = {}
+
+    def catch(_m, args, kwargs):
+        got["args"], got["kwargs"] = args, kwargs
+        raise _Stop
+
+    h = block.register_forward_pre_hook(catch, with_kwargs=True)
+    extra = {"use_cache": False} if hasattr(model, "config") else {}  # a transformers model: no KV cache
+    try:
+        model(calib, **extra)
+    except _Stop:
+        pass
+    finally:
+        h.remove()
+    if "args" not in got:
+        raise ValueError("the model never called its first transformer block on the calibration tokens")
+    return got["args"], got["kwargs"]
+
+
+def _blockwise(model, blocks, layers, calib, method, bits, sparsity, feedback) -> dict[str, float]:
+    """Block by block on cached activations (standard GPTQ practice). The calibration tokens go through the
+    embeddings once; each block then runs on its cached input, the output of the already-compressed blocks
+    before it. Inside a block one pass hooks every layer not yet compressed; the first of them to run, and every
+    other one fed that very tensor (Llama's q/k/v, gate/up: inputs computed before any of them ran), are
+    compressed together, and the block runs again for the next group. So every layer sees the inputs the
+    layer-by-layer path gives it, at (groups + 1) passes of one block per block: about 5 forwards of the model
+    in all instead of one per layer."""
+    args, kwargs = _first_block_inputs(model, blocks[0][1], calib)
+    x = args[0]  # (B, T, d) hidden states entering block 0
+    errors = {}
+    for prefix, block in blocks:
+        todo = [(name, m) for name, m in layers if name.startswith(prefix + ".")]
+        while todo:
+            seen: list[tuple[nn.Module, torch.Tensor]] = []  # (layer, its input) in the order they ran
+            hooks = [m.register_forward_hook(lambda mod, i, _o, seen=seen: seen.append((mod, i[0]))) for _, m in todo]
+            try:
+                block(x, *args[1:], **kwargs)
+            finally:
+                for h in hooks:
+                    h.remove()
+            if not seen:
+                raise ValueError(f"block {prefix} never ran its layers {', '.join(n for n, _ in todo)}")
+            first = seen[0][1]
+            group = {id(mod) for mod, inp in seen if inp is first}
+            for name, m in [(n, m) for n, m in todo if id(m) in group]:  # forward (named) order
+                errors[name] = _compress_one(m, method, first.detach().flatten(0, -2).float(), bits, sparsity,
+                                             feedback)  # fmt: skip
+            todo = [(n, m) for n, m in todo if id(m) not in group]
+        out = block(x, *args[1:], **kwargs)  # the compressed block's output feeds the next one
+        x = out[0] if isinstance(out, tuple) else out
+    return errors
 
 
 @torch.no_grad()
@@ -135,10 +243,13 @@ def compress_model(
     calib: torch.Tensor | None = None,
     everything: bool = False,
     feedback: float = 1.0,
+    blockwise: bool = True,
 ) -> dict[str, float]:
     """Compress ``model`` in place. ``calib`` (B, T) token ids is needed by GPTQ and Wanda. ``everything``
     (RTN and magnitude only): also the embeddings and the LM head. ``feedback``: GPTQ's error-feedback scale
-    (see :func:`gptq_quantize`).
+    (see :func:`gptq_quantize`). ``blockwise`` (GPTQ and Wanda): collect the layers' inputs block by block on
+    cached activations (:func:`_blockwise`); False runs one full forward per layer (the slow reference, same
+    result), which is also used when the layers do not all sit in one list of blocks.
 
     Returns per-layer relative output errors ``||X W'^T - X W^T|| / ||X W^T||`` on the calibration inputs (for
     methods with calibration) or relative weight errors (otherwise).
@@ -149,41 +260,18 @@ def compress_model(
         raise ValueError(f"{method} needs calibration text (token ids)")
     if everything and method not in ("rtn", "magnitude"):
         raise ValueError(f"everything=True (embeddings and LM head too) needs a calibration-free method, not {method}")
-    errors = {}
-    if calib is not None:  # the calibration tokens go where the weights are
-        calib = calib.to(next(model.parameters()).device)
     layers = _layers(model, everything)
     if not layers:
         raise ValueError("the model has no linear layers to compress")
-    for name, m in layers:  # forward order; GPTQ/Wanda see the already-compressed earlier layers
-        W = _get_w(m).clone().float()
-        X = None
-        if calib is not None and method in ("gptq", "wanda"):
-            acts: list[torch.Tensor] = []
-
-            def grab(_m, inp, _out, acts=acts):
-                acts.append(inp[0].detach().reshape(-1, inp[0].shape[-1]))  # (B * T, in)
-
-            h = m.register_forward_hook(grab)
-            try:
-                _run(model, calib)
-            finally:
-                h.remove()
-            X = torch.cat(acts).float()  # (n_tokens, in)
-        if method == "rtn":
-            Wq = rtn_quantize(W, bits)
-        elif method == "gptq":
-            Wq = gptq_quantize(W, 2 * X.T.double() @ X.double(), bits, feedback=feedback)
-        elif method == "magnitude":
-            Wq = magnitude_prune(W, sparsity)
-        else:
-            Wq = wanda_prune(W, X.norm(dim=0), sparsity)
-        if X is not None:
-            errors[name] = float((X @ (Wq - W).T).norm() / (X @ W.T).norm().clamp(min=1e-12))
-        else:
-            errors[name] = float((Wq - W).norm() / W.norm().clamp(min=1e-12))
-        _set_w(m, Wq.to(m.weight.dtype))
-    return errors
+    if method not in ("gptq", "wanda"):
+        calib = None  # RTN and magnitude need no inputs
+    if calib is None:
+        return _per_layer(model, layers, None, method, bits, sparsity, feedback)
+    calib = calib.to(next(model.parameters()).device)  # the calibration tokens go where the weights are
+    blocks = _blocks(model, layers) if blockwise else None
+    if blocks is None:
+        return _per_layer(model, layers, calib, method, bits, sparsity, feedback)
+    return _blockwise(model, blocks, layers, calib, method, bits, sparsity, feedback)
 
 
 def match_damage(compress, loss, target: float, lo: float, hi: float, steps: int = 7):

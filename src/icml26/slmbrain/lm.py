@@ -171,6 +171,20 @@ def hf_word_states(model, tokenizer, words: list[str], ctx: int = 256) -> np.nda
     return out[:, last]
 
 
+@torch.no_grad()
+def hf_lm_loss(model, ids: np.ndarray, ctx: int = 256) -> float:
+    """Mean next-token cross-entropy (nats) of a transformers causal LM over token ids ``(N,)``, in consecutive
+    windows of ``ctx + 1`` tokens (each window predicts its last ``ctx``)."""
+    t = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=_device_of(model))
+    total, count = 0.0, 0
+    for k in range(0, len(t) - 1, ctx):
+        x = t[None, k : k + ctx + 1]  # (1, <= ctx+1)
+        logits = model(input_ids=x[:, :-1]).logits  # (1, T, V)
+        total += float(F.cross_entropy(logits[0].float(), x[0, 1:], reduction="sum"))
+        count += x.shape[1] - 1
+    return total / count
+
+
 def _device_of(model: torch.nn.Module) -> torch.device:
     """Where the model's weights live (inputs are built there; results come back to the host)."""
     return next(model.parameters()).device
