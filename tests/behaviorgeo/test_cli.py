@@ -169,8 +169,8 @@ def test_a_store_named_like_the_paradigm_is_not_an_input(tmp_path, monkeypatch):
 
 def test_run_reports_speed_and_flops_and_runs_trials_per_cue(tmp_path, capsys):
     out, js = tmp_path / "fc", tmp_path / "fc.json"
-    argv = ["behaviorgeo", "run", *TINY, "--paradigm", "fc", "--trials-per-cue", "1", "--scoring", "word", "--out",
-            str(out), "--json", str(js)]  # fmt: skip
+    argv = ["behaviorgeo", "run", *TINY, "--paradigm", "fc", "--trials-per-cue", "1", "--scoring", "word",
+            "--calibrate", "--out", str(out), "--json", str(js)]  # fmt: skip
     assert icml26_main(argv) == 0
     data = json.loads(js.read_text())
     assert data["trials"] == data["new_trials"] == 20 and data["trials_per_s"] > 0 and data["gflop_per_trial"] > 0

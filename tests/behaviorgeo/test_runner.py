@@ -61,13 +61,14 @@ def test_the_tokenizer_splits_long_words(lm):
     assert lengths["dog"] == 1 and lengths["banana"] == 6 and max(lengths.values()) >= 7
 
 
-@pytest.mark.parametrize("scoring", ["sum", "word", "label"])
-def test_fast_scores_equal_a_full_forward_per_candidate(lm, scoring):
+@pytest.mark.parametrize(("scoring", "calibrate"), [("sum", False), ("word", False), ("label", False), ("sum", True),
+                                                     ("label", True)])  # fmt: skip
+def test_fast_scores_equal_a_full_forward_per_candidate(lm, scoring, calibrate):
     model, tok = lm
-    df = run_fc_fast(model, tok, WORDS, None, batch=3, max_trials=5, scoring=scoring)
+    df = run_fc_fast(model, tok, WORDS, None, batch=3, max_trials=5, scoring=scoring, calibrate=calibrate)
     cues, cands = fc_trials(len(WORDS), 16, 1, 0)
     for t in range(5):
-        ref = naive_fc_scores(model, tok, WORDS[cues[t]], [WORDS[c] for c in cands[t]], scoring)
+        ref = naive_fc_scores(model, tok, WORDS[cues[t]], [WORDS[c] for c in cands[t]], scoring, calibrate=calibrate)
         top = np.argsort(-ref, kind="stable")[:2]
         assert (df.pick1[t], df.pick2[t]) == (WORDS[cands[t][top[0]]], WORDS[cands[t][top[1]]])
         np.testing.assert_allclose([df.logp1[t], df.logp2[t]], ref[top], atol=2e-5)
@@ -96,6 +97,8 @@ def test_fast_store_resumes_to_the_uninterrupted_run(lm, tmp_path):
         run_fc_fast(model, tok, WORDS, tmp_path / "fc", batch=8, trials_per_cue=2)
     with pytest.raises(ValueError, match="scoring"):
         run_fc_fast(model, tok, WORDS, None, scoring="first")
+    with pytest.raises(ValueError, match="content-free cue"):
+        run_fc_fast(model, tok, [*WORDS, "thing"], None, calibrate=True)
 
 
 def test_fast_free_association_is_seeded_and_resumes(lm, tmp_path):

@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--scoring", type=_word, choices=("sum", "word", "label"), default="sum",
                    help="FC: summed log-probability of all the candidate's tokens (sum), of its first token only "
                    "(word), or of the labels A..P of a labelled list (label)")  # fmt: skip
+    r.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="FC: score log p(answer | cue) - log p(answer | the content-free cue 'thing'), read in the same forward "
+        "pass (removes position, spelling and frequency preferences; ~1.4x the FLOPs)",
+    )
     r.add_argument("--runs", type=bounded_int(1, 1000), default=2, help="FA: sampled runs per cue")
     r.add_argument("--max-new-tokens", type=bounded_int(4, 256, what="time"), default=16, help="FA: tokens sampled")
     r.add_argument("--temperature", type=bounded_float(0.0, 100.0, open_low=True, what="softmax temperature"),
@@ -145,7 +151,7 @@ def _run(args) -> int:
     t0 = time.perf_counter()
     if args.paradigm == "fc":
         df = run_fc_fast(model, tok, vocab, store, shuffles=args.shuffles, trials_per_cue=args.trials_per_cue,
-                         scoring=args.scoring, **common)  # fmt: skip
+                         scoring=args.scoring, calibrate=args.calibrate, **common)  # fmt: skip
     else:
         df = run_fa_fast(model, tok, vocab, store, runs=args.runs, max_new_tokens=args.max_new_tokens,
                          temperature=args.temperature, **common)  # fmt: skip

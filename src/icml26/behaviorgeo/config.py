@@ -24,7 +24,7 @@ class Config:
     # the real-LM experiment (SmolLM2-135M-Instruct, the fast runner); None = not run at this scale
     lm_model: str | None = "smollm2"
     lm_words: int = 1060  # the shipped nouns
-    lm_fc_per_cue: int = 3  # FC trials per cue (of 67 in a full shuffle) -> 6 picks per cue
+    lm_fc_per_cue: int = 2  # FC trials per cue (of 67 in a full shuffle) -> 4 picks per cue
     lm_fa_runs: int = 2  # FA runs per cue: run 0 is compared with FC (5 associates), run 1 is its A/A twin
     lm_fa_tokens: int = 16
     lm_batch: int = 32

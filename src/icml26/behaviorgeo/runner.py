@@ -51,15 +51,17 @@ __all__ = [
 ]
 
 SCORINGS = ("sum", "word", "label")
-# The instruction comes first so that it belongs to the prefix every trial shares (the cue and candidates last).
+# The instruction comes first, so that it belongs to the prefix every trial shares; then the candidates (shared
+# by a trial's cue branch and its content-free branch when calibrating); the cue last.
 FC_FAST_PROMPT = (
     "Which two of the candidate words are most closely related in meaning to the cue word? Answer with the two "
-    "candidate words.\nCue word: {cue}\nCandidates: {options}"
+    "candidate words.\nCandidates: {options}\nCue word: {cue}"
 )
 FC_FAST_LABEL_PROMPT = (
     "Which two of the candidates are most closely related in meaning to the cue word? Answer with the letters of "
-    "your two choices.\nCue word: {cue}\nCandidates:\n{options}"
+    "your two choices.\nCandidates:\n{options}\nCue word: {cue}"
 )
+NULL_CUE = "thing"  # the content-free cue of the calibration (a noun that is not in the shipped vocabulary)
 FA_FAST_PROMPT = (
     "Write the first five words that come to mind when you read the word below. Reply with the five single words "
     "only, separated by commas (for 'sun': light, warm, sky, summer, day).\nWord: {cue}"
@@ -137,42 +139,57 @@ def forward_flops(config, query_tokens: int, kv_length: int, logit_rows: int) ->
 
 
 # ------------------------------------------------------------------------------------------ forced choice
-def pack_fc_batch(bodies: list[list[int]], answers: list[list[list[int]]], prefix_len: int, pad_id: int):
-    """Pack trials and their candidates' answer tokens into one batch.
+def pack_fc_batch(trunks: list[list[int]], branches: list[list[list[int]]], answers: list[list[list[int]]],
+                  prefix_len: int, pad_id: int):  # fmt: skip
+    """Pack trials, their branches and their candidates' answer tokens into one batch: a tree per row.
 
-    ``bodies[b]``: trial b's tokens after the shared prefix; ``answers[b][k]``: candidate k's answer tokens.
+    ``trunks[b]``: trial b's tokens after the shared prefix that all its branches share; ``branches[b][r]``: the
+    tokens of branch r (the rest of the prompt under one cue: the cue itself, or the content-free cue of the
+    calibration; may be empty); ``answers[b][k]``: candidate k's answer tokens, scored after every branch.
     Returns ``ids`` (B, W), ``pos`` (B, W) position ids, ``allow`` (B, W, W) which in-row key each query may see,
-    and the scoring plan: rows of ``(b, k, position, token)``, one per answer token, ``position`` being where
-    the token is predicted."""
-    rows, owners, positions, plan = [], [], [], []
-    for b, (body, cands) in enumerate(zip(bodies, answers, strict=True)):
-        seq, owner = list(body), [-1] * len(body)
-        pos = list(range(prefix_len, prefix_len + len(body)))
-        last = len(body) - 1  # predicts every candidate's first token
-        for k, toks in enumerate(cands):
-            start = len(seq)
-            for t, token in enumerate(toks):
-                plan.append((b, k, last if t == 0 else start + t - 1, token))
-            extra = toks[:-1]
-            seq += extra
-            owner += [k] * len(extra)
-            pos += list(range(prefix_len + len(body), prefix_len + len(body) + len(extra)))
+    and the scoring plan: rows of ``(b, r, k, position, token)``, one per answer token and branch, ``position``
+    being where the token is predicted."""
+    rows, branch_of, cand_of, positions, plan = [], [], [], [], []
+    for b, (trunk, brs, cands) in enumerate(zip(trunks, branches, answers, strict=True)):
+        seq, br_o, k_o = list(trunk), [-1] * len(trunk), [-1] * len(trunk)
+        pos = list(range(prefix_len, prefix_len + len(trunk)))
+        for r, branch in enumerate(brs):
+            seq += branch
+            br_o += [r] * len(branch)
+            k_o += [-1] * len(branch)
+            top = prefix_len + len(trunk) + len(branch)  # the first answer token's position
+            pos += list(range(top - len(branch), top))
+            last = len(seq) - 1  # predicts every candidate's first token (the trunk's end when the branch is empty)
+            for k, toks in enumerate(cands):
+                start = len(seq)
+                for t, token in enumerate(toks):
+                    plan.append((b, r, k, last if t == 0 else start + t - 1, token))
+                extra = toks[:-1]
+                seq += extra
+                br_o += [r] * len(extra)
+                k_o += [k] * len(extra)
+                pos += list(range(top, top + len(extra)))
         rows.append(seq)
-        owners.append(owner)
+        branch_of.append(br_o)
+        cand_of.append(k_o)
         positions.append(pos)
     W = max(len(s) for s in rows)
     B = len(rows)
     ids = torch.full((B, W), pad_id, dtype=torch.long)
     pos = torch.zeros((B, W), dtype=torch.long)
-    own = torch.full((B, W), -2, dtype=torch.long)  # -2 = padding, -1 = the trial's tokens, k = candidate k
+    br = torch.full((B, W), -2, dtype=torch.long)  # -2 padding, -1 trunk, r branch r
+    kk = torch.full((B, W), -1, dtype=torch.long)  # -1 the prompt's own tokens, k candidate k
     for b in range(B):
         n = len(rows[b])
         ids[b, :n] = torch.as_tensor(rows[b])
         pos[b, :n] = torch.as_tensor(positions[b])
-        own[b, :n] = torch.as_tensor(owners[b])
-    q, kv = own[:, :, None], own[:, None, :]  # (B, W, 1), (B, 1, W)
+        br[b, :n] = torch.as_tensor(branch_of[b])
+        kk[b, :n] = torch.as_tensor(cand_of[b])
+    bq, bk = br[:, :, None], br[:, None, :]  # (B, W, 1), (B, 1, W)
+    kq, kkey = kk[:, :, None], kk[:, None, :]
     causal = torch.ones(W, W, dtype=torch.bool).tril()
-    allow = causal & (q != -2) & (kv != -2) & ((kv == -1) | (kv == q))  # (B, W, W)
+    same_branch = (bk == bq) & ((kkey == -1) | (kkey == kq))  # the branch's prompt, or the same candidate
+    allow = causal & (bq != -2) & (bk != -2) & ((bk == -1) | same_branch)  # (B, W, W)
     return ids, pos, allow, plan
 
 
@@ -185,33 +202,40 @@ def _attention_mask(allow: torch.Tensor, prefix_len: int, dtype: torch.dtype) ->
 
 
 @torch.inference_mode()
-def score_fc_trials(model, prefix: PrefixCache, bodies, answers, pad_id: int, stats: dict | None = None):
-    """Summed answer-token log-probabilities (B, K) of every candidate of every trial, one forward pass."""
+def score_fc_trials(model, prefix: PrefixCache, trunks, branches, answers, pad_id: int, stats: dict | None = None):
+    """Summed answer-token log-probabilities (B, R, K) of every candidate after every branch of every trial, in
+    one forward pass."""
     base, head, key = _parts(model)
     dev = _device(model)
-    ids, pos, allow, plan = pack_fc_batch(bodies, answers, prefix.length, pad_id)
+    ids, pos, allow, plan = pack_fc_batch(trunks, branches, answers, prefix.length, pad_id)
     mask = _attention_mask(allow, prefix.length, model.dtype).to(dev)
     B, W = ids.shape
     h = base(input_ids=ids.to(dev), attention_mask=mask, position_ids=pos.to(dev), use_cache=True,
              **{key: prefix.fresh(B)}).last_hidden_state  # (B, W, d)  # fmt: skip
-    plan_a = np.asarray(plan, dtype=np.int64)  # (N, 4): b, k, position, token
-    where, inverse = np.unique(plan_a[:, 0] * W + plan_a[:, 2], return_inverse=True)
+    plan_a = np.asarray(plan, dtype=np.int64)  # (N, 5): b, r, k, position, token
+    where, inverse = np.unique(plan_a[:, 0] * W + plan_a[:, 3], return_inverse=True)
     logp = torch.log_softmax(head(h.reshape(B * W, -1)[torch.as_tensor(where, device=dev)]).float(), -1)  # (U, V)
-    tok_lp = logp[torch.as_tensor(inverse, device=dev), torch.as_tensor(plan_a[:, 3], device=dev)]  # (N,)
-    K = max(len(a) for a in answers)
-    scores = torch.zeros(B * K, dtype=torch.float64, device=dev)
-    scores.index_add_(0, torch.as_tensor(plan_a[:, 0] * K + plan_a[:, 1], device=dev), tok_lp.double())
+    tok_lp = logp[torch.as_tensor(inverse, device=dev), torch.as_tensor(plan_a[:, 4], device=dev)]  # (N,)
+    R, K = max(len(r) for r in branches), max(len(a) for a in answers)
+    scores = torch.zeros(B * R * K, dtype=torch.float64, device=dev)
+    flat = (plan_a[:, 0] * R + plan_a[:, 1]) * K + plan_a[:, 2]
+    scores.index_add_(0, torch.as_tensor(flat, device=dev), tok_lp.double())
     if stats is not None:
         stats["flops"] = stats.get("flops", 0.0) + forward_flops(model.config, B * W, prefix.length + W, len(where))
         stats["tokens"] = stats.get("tokens", 0) + B * W
         stats["forwards"] = stats.get("forwards", 0) + 1
-    return scores.view(B, K).cpu().numpy()
+    return scores.view(B, R, K).cpu().numpy()
 
 
 @torch.inference_mode()
-def naive_fc_scores(model, tok, cue: str, candidates: list[str], scoring: str = "sum", chat: bool = True):
+def naive_fc_scores(model, tok, cue: str, candidates: list[str], scoring: str = "sum", chat: bool = True,
+                    calibrate: bool = False):  # fmt: skip
     """The reference the fast scorer must equal: for each candidate, one full forward pass of the whole prompt
-    followed by the candidate's answer, no cache, no packing, no padding -> (K,) summed log-probabilities."""
+    followed by the candidate's answer, no cache, no packing, no padding -> (K,) summed log-probabilities
+    (minus those under the content-free cue with ``calibrate``)."""
+    if calibrate:
+        return naive_fc_scores(model, tok, cue, candidates, scoring, chat) - naive_fc_scores(
+            model, tok, NULL_CUE, candidates, scoring, chat)  # fmt: skip
     text = _chat(tok, fc_fast_text(cue, candidates, scoring), chat)
     prompt = tok(text)["input_ids"]
     out = []
@@ -223,6 +247,22 @@ def naive_fc_scores(model, tok, cue: str, candidates: list[str], scoring: str = 
         logp = torch.log_softmax(model(input_ids=x).logits[0].float(), -1)  # (T, V)
         out.append(sum(float(logp[len(prompt) - 1 + t, a]) for t, a in enumerate(ans)))
     return np.asarray(out)
+
+
+def _after_prefix(tok, text: str, prefix: PrefixCache) -> list[int]:
+    ids = tok(text)["input_ids"]
+    if ids[: prefix.length] != prefix.ids:
+        raise RuntimeError("a prompt does not start with the shared prefix (tokenizer merge)")
+    return ids[prefix.length :]
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the common start of two token lists, less one token (the last shared token may belong to a
+    merge that differs), so both branches are non-empty."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return max(0, min(n - 1, len(a) - 1, len(b) - 1))
 
 
 def _answer_tokens(tok, word: str) -> list[int]:
@@ -255,17 +295,26 @@ def run_fc_fast(
     max_trials: int | None = None,
     chat: bool = True,
     scoring: str = "sum",
+    calibrate: bool = False,
     progress: bool | None = False,
     stats: dict | None = None,
 ):
     """Run (or resume) forced-choice trials by scoring; one row per trial (``trial, cue, candidates, pick1,
-    pick2, logp1, logp2``; ``logp`` = the pick's summed answer log-probability under ``scoring``)."""
+    pick2, logp1, logp2``; ``logp`` = the pick's summed answer log-probability under ``scoring``).
+
+    ``calibrate=True`` scores each candidate by ``log p(answer | cue) - log p(answer | content-free cue)``, the
+    second term read from a branch of the same row in which the cue is :data:`NULL_CUE` (the candidate list is
+    the shared trunk): it removes the model's preference for a candidate whatever the cue -- its list
+    position, its spelling, its frequency -- and leaves what the cue adds (``logp`` then holds this
+    difference)."""
     import pandas as pd
 
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}")
     if n_candidates > len(LABELS):
         raise ValueError(f"at most {len(LABELS)} candidates can be labelled")
+    if calibrate and NULL_CUE in vocab:
+        raise ValueError(f"the vocabulary holds the content-free cue {NULL_CUE!r}; calibration needs it outside")
     cues, cands = fc_trials(len(vocab), n_candidates, shuffles, seed)  # (T,), (T, K)
     template = fc_fast_text(_CUE, [_CUE] * n_candidates, scoring)
     prefix_ids = _prefix_ids(tok, template, chat)  # also refuses a model without a chat template
@@ -281,6 +330,7 @@ def run_fc_fast(
     config = {"paradigm": "fc", "runner": "fast", "model": model_name, "vocab": _vocab_hash(vocab),
               "n_words": len(vocab), "shuffles": shuffles, "trials_per_cue": trials_per_cue,
               "n_candidates": n_candidates, "seed": seed, "chat": chat, "scoring": scoring,
+              "calibrate": NULL_CUE if calibrate else False,
               "prompt": FC_FAST_LABEL_PROMPT if scoring == "label" else FC_FAST_PROMPT}  # fmt: skip
     ts = TrialStore(store, config) if store is not None else None
     if ts is not None:
@@ -296,14 +346,21 @@ def run_fc_fast(
     bar = _progress(len(todo), "forced choice", progress)
     for start in range(0, len(todo), batch):
         idx = todo[start : start + batch]
-        texts = [_chat(tok, fc_fast_text(vocab[cues[t]], [vocab[c] for c in cands[t]], scoring), chat) for t in idx]
-        bodies = []
-        for ids in tok(texts)["input_ids"]:
-            if ids[: prefix.length] != prefix.ids:
-                raise RuntimeError("a trial's prompt does not start with the shared prefix (tokenizer merge)")
-            bodies.append(ids[prefix.length :])
+        trunks, branches = [], []
+        for t in idx:
+            words = [vocab[c] for c in cands[t]]
+            cue_ids = _after_prefix(tok, _chat(tok, fc_fast_text(vocab[cues[t]], words, scoring), chat), prefix)
+            if not calibrate:
+                trunks.append(cue_ids)
+                branches.append([[]])
+                continue
+            null_ids = _after_prefix(tok, _chat(tok, fc_fast_text(NULL_CUE, words, scoring), chat), prefix)
+            n = _common_prefix(cue_ids, null_ids)
+            trunks.append(cue_ids[:n])
+            branches.append([cue_ids[n:], null_ids[n:]])
         answers = [label_ids if word_ans is None else [word_ans[c] for c in cands[t]] for t in idx]
-        lp = score_fc_trials(model, prefix, bodies, answers, pad, stats)  # (B, K)
+        lp3 = score_fc_trials(model, prefix, trunks, branches, answers, pad, stats)  # (B, R, K)
+        lp = lp3[:, 0] - lp3[:, 1] if calibrate else lp3[:, 0]  # (B, K)
         order = np.argsort(-lp, axis=1, kind="stable")[:, :2]
         rows = [
             {"trial": t, "cue": vocab[cues[t]], "candidates": "|".join(vocab[c] for c in cands[t]),
