@@ -78,12 +78,16 @@ def test_finetune_glue_task_from_minilm_runs_a_few_steps(task, tmp_path):
     out, js = tmp_path / "m.pt", tmp_path / "m.json"
     argv = ["smoothspike", "finetune", "--task", task, "--rotation", "learnable" if task == "rte" else "hadamard",
             "--layers", "1", "--steps", "2", "--batch", "4", "--max-len", "16", "--train-size", "32",
-            "--test-size", "16", "--freeze-embeddings", "--out", str(out), "--json", str(js)]  # fmt: skip
+            "--val-size", "8", "--test-size", "16", "--out", str(out), "--json", str(js)]  # fmt: skip
     assert icml26_main(argv) == 0
     rep = json.loads(js.read_text())
     assert rep["task"] == task and rep["init"] == "minilm" and rep["steps"] == 2
     metric = rep["metrics"]["matthews" if task == "cola" else "accuracy"]
     assert rep["metrics"]["GLUE score"] == pytest.approx(100 * metric)
+    # the claims' recipe by default: the rate chosen from the claims' grid on validation, a distilled teacher
+    assert set(rep["validation scores"]) == {"0.0003", "0.001"} and rep["lr"] in (3e-4, 1e-3)
+    assert rep["teacher metrics"]["GLUE score"] == pytest.approx(100 * rep["teacher metrics"][
+        "matthews" if task == "cola" else "accuracy"])  # fmt: skip
     from icml26.smoothspike.train import load_checkpoint
 
     model, meta = load_checkpoint(out)
@@ -99,6 +103,11 @@ def test_finetune_glue_bad_inputs(tmp_path, capsys):
         ([*base, "--task", "sst2", "--glue-dir", str(tmp_path)], "no SST-2/train.tsv"),
         ([*base, "--task", "rte", "--labels", "yes,no"], "do not match rte's labels"),
         ([*base, "--task", "cola", "--glue-train", str(tmp_path / "x.tsv")], "use --glue-dir"),
+        ([*base, "--task", "sst2", "--lr", "1e-4", "--lr-grid", "1e-4,1e-3"], "not both"),
+        ([*base, "--task", "sst2", "--train-size", "50", "--val-size", "49"], "leaves fewer than 2"),
+        ([*base, "--task", "tweets", "--distill"], "--distill needs --init minilm"),
+        ([*base, "--task", "sst2", "--lr-grid", "1e-4,nan"], "--lr-grid"),
+        ([*base, "--task", "sst2", "--lr-grid", ","], "--lr-grid"),
     ):
         assert icml26_main(argv) == 2
         err = capsys.readouterr().err.strip()

@@ -111,7 +111,7 @@ def collision_rate(z: torch.Tensor, counts: torch.Tensor, v_th: float = 1.0) -> 
 
 
 def homogenization(
-    z: torch.Tensor, counts: torch.Tensor, *, v_th: float = 1.0, distinct: float = 0.1, max_inputs: int = 256
+    z: torch.Tensor, counts: torch.Tensor, *, v_th: float = 1.0, distinct: float = 0.1, max_inputs: int = 512
 ) -> dict[str, float]:
     """Information homogenisation of one LIF layer as the paper defines it, per neuron across inputs.
 
@@ -121,11 +121,15 @@ def homogenization(
       nan when no neuron has such a pair;
     - ``count entropy [bits]``: the entropy of each neuron's spike counts across the inputs, mean over neurons
       (0 when a neuron answers every input with the same count).
-    The first ``max_inputs`` inputs are used (pairs grow quadratically)."""
+    At most ``max_inputs`` inputs are used (pairs grow quadratically): when there are more, an evenly spaced
+    sample of them (so tokens of every sentence count, not only the first sentences')."""
     if z.shape != counts.shape or z.ndim != 2:
         raise ValueError(f"homogenization needs (inputs, neurons) inputs and counts of one shape; got "
                          f"{tuple(z.shape)} and {tuple(counts.shape)}")  # fmt: skip
-    z, c = z[:max_inputs].double(), counts[:max_inputs].long()
+    if max_inputs < 2:
+        raise ValueError(f"max_inputs must be >= 2; got {max_inputs}")
+    keep = torch.linspace(0, z.shape[0] - 1, min(max_inputs, z.shape[0])).round().long().unique()
+    z, c = z[keep].double(), counts[keep].long()
     same = distinct_pairs = 0.0
     for j in range(0, z.shape[1], 64):  # neurons in chunks: (inputs, inputs, 64) pair tables
         zj, cj = z[:, j : j + 64], c[:, j : j + 64]
@@ -173,11 +177,14 @@ def code_stats(z: torch.Tensor, T: int = 4, v_th: float = 1.0) -> dict[str, floa
 
 
 @torch.no_grad()
-def spike_report(model: SpikingEncoder, ids: torch.Tensor, mask: torch.Tensor | None = None) -> list[dict]:
+def spike_report(
+    model: SpikingEncoder, ids: torch.Tensor, mask: torch.Tensor | None = None, max_inputs: int = 512
+) -> list[dict]:
     """Per layer and LIF site: the spike-count entropy, saturation (count T), silence (count 0), the collision
     rate of above-threshold inputs, the mean max |input| and the histogram of counts 0..T (fractions) of the
     LIF inputs recorded on ``ids``. Padding
-    tokens are left out. Inputs are (T, B, L, ·); counts are summed over T."""
+    tokens are left out. Inputs are (T, B, L, ·); counts are summed over T. The per-neuron pair statistics
+    (:func:`homogenization`) use an evenly spaced sample of at most ``max_inputs`` of the tokens."""
     model.eval()
     model.record(True)
     try:
@@ -200,7 +207,8 @@ def spike_report(model: SpikingEncoder, ids: torch.Tensor, mask: torch.Tensor | 
                     "saturated fraction": float((cnt == T).double().mean()),
                     "silent fraction": float((cnt == 0).double().mean()),
                     "large-input collision": collision_rate(xin, cnt, lif.v_th),
-                    **{f"per-neuron {k}": v for k, v in homogenization(xin, cnt, v_th=lif.v_th).items()},
+                    **{f"per-neuron {k}": v
+                       for k, v in homogenization(xin, cnt, v_th=lif.v_th, max_inputs=max_inputs).items()},
                     "mean max |input|": float(xin.abs().amax(-1).mean()),
                     "count fractions": [float((cnt == k).double().mean()) for k in range(T + 1)],
                 })  # fmt: skip

@@ -28,6 +28,13 @@ GLUE = ("sst2", "cola", "rte")
 BUILTIN = ("tweets", "polarity", "synthetic-pair", "synthetic-sts", *GLUE)
 
 
+def _lr_grid(text: str) -> tuple[float, ...]:
+    rates = tuple(learning_rate(t.strip()) for t in text.split(",") if t.strip())
+    if not rates or len(rates) > 8:
+        raise argparse.ArgumentTypeError(f"{text!r} must list 1 to 8 comma-separated learning rates")
+    return rates
+
+
 def _labels(text: str) -> tuple[str, ...]:
     names = tuple(t.strip() for t in text.split(",") if t.strip())
     if len(names) < 2 or len(set(names)) != len(names):
@@ -68,8 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
         "GLUE-format TSVs) and MiniLM-L6's weights (the default init for sst2/cola/rte), fine-tunes a spiking "
         "encoder with or without SmoothSpike's rotation (or the unrotated Spikingformer-style baseline, --rotation "
         "none), prints the dev metrics and the task's GLUE score (accuracy; Matthews x 100 for CoLA) and writes the "
-        "checkpoint (--out, .pt) and the metrics as JSON (--json). Example: icml26 smoothspike finetune --task sst2 "
-        "--rotation hadamard --layers 1 --steps 30 --out model.pt",
+        "checkpoint (--out, .pt) and the metrics as JSON (--json). For sst2/cola/rte every default is the GLUE "
+        "claims' small budget: 1 MiniLM layer, 100 steps of 16, the rate chosen from 3e-4,1e-3 on 400 validation "
+        "items carved from the training data, distillation from a non-spiking MiniLM-L6 teacher fine-tuned with the "
+        "same budget, frozen word embeddings. Example: icml26 smoothspike finetune --task sst2 --rotation hadamard "
+        "--out model.pt",
     )
     _task_args(f)
     f.add_argument(
@@ -90,19 +100,47 @@ def build_parser() -> argparse.ArgumentParser:
         help="random initialisation, or MiniLM-L6's weights (dim 384, 12 heads; --dim/--heads ignored; "
         "default: minilm for sst2/cola/rte, scratch for the other tasks)",
     )
-    f.add_argument("--freeze-embeddings", action="store_true",
-                   help="keep the word-embedding table fixed while fine-tuning (the claims do)")  # fmt: skip
+    f.add_argument("--freeze-embeddings", action=argparse.BooleanOptionalAction,
+                   help="keep the word-embedding table fixed while fine-tuning (default: on for sst2/cola/rte, "
+                   "as the claims)")  # fmt: skip
     f.add_argument("--dim", type=bounded_int(8, 1024, what="memory"), default=64,
                    help="width (with a rotation: 2^k, 12*2^k or 20*2^k)")  # fmt: skip
     f.add_argument("--heads", type=bounded_int(1, 64), default=4, help="attention heads")
-    f.add_argument("--layers", type=bounded_int(1, 12, what="time"), default=2, help="encoder layers")
+    f.add_argument("--layers", type=bounded_int(1, 12, what="time"),
+                   help="encoder layers (default: 1, the claims' for sst2/cola/rte; 2 else)")  # fmt: skip
     f.add_argument("--T", type=bounded_int(1, 16, what="time steps"), default=4, help="simulation time steps")
-    f.add_argument("--max-len", type=bounded_int(4, 512, what="positions"), default=32, help="tokens per text")
-    f.add_argument("--steps", type=bounded_int(1, 100000, what="time"), default=200, help="training minibatches")
-    f.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=32, help="minibatch size")
-    f.add_argument("--lr", type=learning_rate, default=2e-3, help="AdamW learning rate")
-    f.add_argument("--warmup", type=bounded_int(0, 100000, what="steps"), default=20,
-                   help="linear learning-rate warm-up steps")  # fmt: skip
+    f.add_argument("--max-len", type=bounded_int(4, 512, what="positions"),
+                   help="tokens per text (default: 32; 64 for rte, as the claims)")  # fmt: skip
+    f.add_argument(
+        "--steps",
+        type=bounded_int(1, 100000, what="time"),
+        help="training minibatches (default: 100 for sst2/cola/rte, as the claims; 200 otherwise)",
+    )
+    f.add_argument(
+        "--batch",
+        type=bounded_int(1, 1024, what="memory"),
+        help="minibatch size (default: 16 for sst2/cola/rte, as the claims; 32 otherwise)",
+    )
+    f.add_argument(
+        "--lr",
+        type=learning_rate,
+        help="one AdamW learning rate (default: the --lr-grid choice on sst2/cola/rte; 2e-3 else)",
+    )
+    f.add_argument("--lr-grid", type=_lr_grid,
+                   help="comma-separated learning rates: each is tried with the same budget and the one scoring best "
+                   "on --val-size items carved from the training data (never the test set) is kept (default for "
+                   "sst2/cola/rte without --lr: 3e-4,1e-3, the claims' grid)")  # fmt: skip
+    f.add_argument("--val-size", type=bounded_int(2, 100000, what="examples"), default=400,
+                   help="validation items carved from the training data for --lr-grid")  # fmt: skip
+    f.add_argument("--distill", action=argparse.BooleanOptionalAction,
+                   help="distil the logits of a non-spiking MiniLM-L6 teacher fine-tuned on the same training data "
+                   "with the same budget (its rate from 3e-5,1e-4 on the validation items); default: on for "
+                   "sst2/cola/rte with --init minilm, as the claims")  # fmt: skip
+    f.add_argument(
+        "--warmup",
+        type=bounded_int(0, 100000, what="steps"),
+        help="linear learning-rate warm-up steps (default: steps / 10 on sst2/cola/rte; 20 else)",
+    )
     f.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
     add_json_argument(f, "the metrics")
 
@@ -189,44 +227,113 @@ def _splits(args, task_name: str):
     return task.split(args.train_size, args.test_size, args.seed)
 
 
+def _glue_defaults(args) -> None:
+    """Fill the unset budget arguments: the GLUE claims' small budget for sst2/cola/rte, the old defaults else."""
+    from icml26.smoothspike.config import PRESETS
+
+    cfg = PRESETS["small"]
+    glue = args.task in GLUE
+    if args.init is None:
+        args.init = "minilm" if glue else "scratch"
+    if args.layers is None:
+        args.layers = cfg.glue_layers if glue else 2
+    if args.max_len is None:
+        args.max_len = cfg.glue_max_len[GLUE.index(args.task)] if glue else 32
+    if args.steps is None:
+        args.steps = cfg.glue_steps if glue else 200
+    if args.batch is None:
+        args.batch = cfg.glue_batch if glue else 32
+    if args.warmup is None:
+        args.warmup = max(1, args.steps // 10) if glue else 20
+    if args.freeze_embeddings is None:
+        args.freeze_embeddings = glue
+    if args.distill is None:
+        args.distill = glue and args.init == "minilm"
+    if args.lr is not None and args.lr_grid is not None:
+        raise ValueError("give either --lr (one rate) or --lr-grid (rates chosen on validation), not both")
+    if args.lr is not None:
+        args.lr_grid = (args.lr,)
+    elif args.lr_grid is None:
+        args.lr_grid = cfg.glue_lrs if glue else (2e-3,)
+
+
 def _finetune(args) -> int:
+    import numpy as np
     import torch
 
+    from icml26.smoothspike.config import PRESETS
     from icml26.smoothspike.data import GLUE_TASKS, glue_score
-    from icml26.smoothspike.train import FinetuneConfig, build_model, evaluate, finetune, save_checkpoint
+    from icml26.smoothspike.model import MiniLMClassifier
+    from icml26.smoothspike.train import (
+        FinetuneConfig,
+        build_model,
+        evaluate,
+        finetune_select,
+        save_checkpoint,
+        teacher_logits,
+    )
 
     if args.out is not None:
         check_output_path(args.out)
     check_json_output(args.json)
+    _glue_defaults(args)
     torch.set_num_threads(args.threads)
     tok = _tokenizer(args)
     train, test = _splits(args, args.task)
-    if args.init is None:
-        args.init = "minilm" if args.task in GLUE else "scratch"
     vocab = 30522 if args.init == "minilm" else tok.vocab_size
     if tok.vocab_size != vocab:
         raise ValueError(f"tokenizer {args.tokenizer} has {tok.vocab_size} tokens; MiniLM embeds {vocab}")
     if args.dim % args.heads:
         raise ValueError(f"--dim {args.dim} is not a multiple of --heads {args.heads}")
-    model = build_model(args.init, rotation=args.rotation, n_outputs=train.n_outputs, seed=args.seed,
-                        max_len=args.max_len, T=args.T, dim=args.dim, heads=args.heads, layers=args.layers,
-                        ns_method=args.ns, vocab_size=vocab)  # fmt: skip
-    fc = FinetuneConfig(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup,
+    if args.distill and (args.init != "minilm" or train.regression):
+        raise ValueError("--distill needs --init minilm and a classification task (the teacher is MiniLM-L6)")
+    val = None
+    if len(args.lr_grid) > 1 or args.distill:  # a validation split carved from the training data
+        if len(train) < args.val_size + 2:
+            raise ValueError(f"--val-size {args.val_size} leaves fewer than 2 of the {len(train)} training items")
+        perm = np.random.default_rng([args.seed, 4]).permutation(len(train))
+        val, train = train.subset(np.sort(perm[: args.val_size])), train.subset(np.sort(perm[args.val_size :]))
+    fc = FinetuneConfig(steps=args.steps, batch=args.batch, lr=args.lr_grid[0], warmup=args.warmup,
                         freeze_embeddings=args.freeze_embeddings)  # fmt: skip
     t0 = time.perf_counter()
-    losses = finetune(model, train, tok, fc, args.seed)
+    teacher, teacher_score = None, None
+    if args.distill:
+        t_model, t_lr, _ = finetune_select(lambda: MiniLMClassifier(6, train.n_outputs, args.max_len, seed=args.seed),
+                                           train, val, tok, fc, PRESETS["small"].teacher_lrs, args.seed)  # fmt: skip
+        teacher = teacher_logits(t_model, train, tok)
+        teacher_score = evaluate(t_model, test, tok)
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in teacher_score.items())
+        print(f"teacher (non-spiking MiniLM-L6, lr {t_lr:g}): {shown}", file=sys.stderr)
+
+    def make():
+        return build_model(args.init, rotation=args.rotation, n_outputs=train.n_outputs, seed=args.seed,
+                           max_len=args.max_len, T=args.T, dim=args.dim, heads=args.heads, layers=args.layers,
+                           ns_method=args.ns, vocab_size=vocab)  # fmt: skip
+
+    if val is None:
+        from icml26.smoothspike.train import finetune
+
+        model, lr, val_scores = make(), args.lr_grid[0], {}
+        finetune(model, train, tok, fc, args.seed)
+    else:
+        model, lr, val_scores = finetune_select(make, train, val, tok, fc, args.lr_grid, args.seed, teacher)
     seconds = time.perf_counter() - t0
     metrics = evaluate(model, test, tok)
     if args.task in GLUE_TASKS:
         metrics["GLUE score"] = glue_score(args.task, metrics)
+        if teacher_score is not None:
+            teacher_score["GLUE score"] = glue_score(args.task, teacher_score)
     meta = {"task": train.name if args.task == "glue" else args.task, "label_names": list(train.label_names),
             "regression": train.regression, "tokenizer": str(args.tokenizer or "minilm"),
             "tokenizer_vocab": tok.vocab_size, "seed": args.seed, "metrics": metrics, "fused": False}  # fmt: skip
     save_checkpoint(model, args.out, **meta)
     shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
-    print(f"{args.rotation} on {meta['task']} ({len(train)} train / {len(test)} test): {shown}; wrote {args.out}")
-    write_json(args.json, {**meta, "rotation": args.rotation, "init": args.init, "final_loss": losses[-1],
-                            "steps": args.steps, "train seconds": seconds})  # fmt: skip
+    print(f"{args.rotation} on {meta['task']} ({len(train)} train / {len(test)} test, lr {lr:g}): {shown}; "
+          f"wrote {args.out}")  # fmt: skip
+    write_json(args.json, {**meta, "rotation": args.rotation, "init": args.init, "steps": args.steps,
+                           "batch": args.batch, "layers": args.layers, "lr": lr,
+                           "validation scores": {str(k): v for k, v in val_scores.items()},
+                           "teacher metrics": teacher_score, "train seconds": seconds})  # fmt: skip
     return 0
 
 

@@ -32,7 +32,7 @@ from torch import nn
 
 from icml26.smoothspike.hadamard import HadamardRotation, LearnableRotation, hadamard_factor
 
-__all__ = ["EncoderConfig", "MultiStepLIF", "SpikingEncoder", "fuse", "load_minilm", "rms_norm"]
+__all__ = ["EncoderConfig", "MiniLMClassifier", "MultiStepLIF", "SpikingEncoder", "fuse", "load_minilm", "rms_norm"]
 
 ROTATIONS = ("none", "hadamard", "learnable", "signs")
 
@@ -502,3 +502,74 @@ def unfuse(
         b_dst.fc2.weight.copy_(r1 @ b_src.fc2.weight @ r3.T)
         b_dst.fc2.bias.copy_(b_src.fc2.bias @ r1.T)
     return model
+
+
+class MiniLMClassifier(nn.Module):
+    """The non-spiking MiniLM-L6 (BERT: LayerNorm, softmax attention, GELU) with a linear head on the masked
+    mean of its last layer: the ANN reference of the GLUE claims (fine-tuned with the spiking models' budget, it
+    is their accuracy ceiling) and the teacher whose logits the spiking students distil. Token ids (B, L), mask
+    (B, L) -> logits (B, n_outputs)."""
+
+    def __init__(self, layers: int = 6, n_outputs: int = 2, max_len: int = 64, seed: int = 0) -> None:
+        import json
+
+        super().__init__()
+        folder = minilm_folder()
+        meta = json.loads((folder / "config.json").read_text())
+        if not 1 <= layers <= meta["num_hidden_layers"]:
+            raise ValueError(f"MiniLM has {meta['num_hidden_layers']} layers; asked for {layers}")
+        if not 1 <= max_len <= meta["max_position_embeddings"]:
+            raise ValueError(f"max_len {max_len} exceeds MiniLM's {meta['max_position_embeddings']} positions")
+        sd = _minilm_state(str(folder / "model.safetensors"))
+        self.dim, self.heads, self.max_len = meta["hidden_size"], meta["num_attention_heads"], max_len
+        self.vocab_size = meta["vocab_size"]
+        self.n_outputs = n_outputs
+        D, H = self.dim, meta["intermediate_size"]
+        self.word = nn.Embedding(self.vocab_size, D)
+        self.pos = nn.Embedding(max_len, D)
+        self.ln_emb = nn.LayerNorm(D, eps=1e-12)
+
+        def layer() -> nn.ModuleDict:
+            lin = {n: nn.Linear(D, D) for n in ("q", "k", "v", "o")}
+            return nn.ModuleDict({**lin, "ln1": nn.LayerNorm(D, eps=1e-12), "fc1": nn.Linear(D, H),
+                                  "fc2": nn.Linear(H, D), "ln2": nn.LayerNorm(D, eps=1e-12)})  # fmt: skip
+
+        self.layers = nn.ModuleList(layer() for _ in range(layers))
+        self.head = nn.Linear(D, n_outputs)
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            a = 1.0 / math.sqrt(D)
+            nn.init.uniform_(self.head.weight, -a, a, generator=gen)
+            nn.init.zeros_(self.head.bias)
+            self.word.weight.copy_(sd["embeddings.word_embeddings.weight"])
+            self.pos.weight.copy_(
+                sd["embeddings.position_embeddings.weight"][:max_len] + sd["embeddings.token_type_embeddings.weight"][0]
+            )
+            self.ln_emb.load_state_dict({"weight": sd["embeddings.LayerNorm.weight"],
+                                         "bias": sd["embeddings.LayerNorm.bias"]})  # fmt: skip
+            names = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+                     "o": "attention.output.dense", "ln1": "attention.output.LayerNorm", "fc1": "intermediate.dense",
+                     "fc2": "output.dense", "ln2": "output.LayerNorm"}  # fmt: skip
+            for i, layer in enumerate(self.layers):
+                for mod, key in names.items():
+                    layer[mod].load_state_dict({"weight": sd[f"encoder.layer.{i}.{key}.weight"],
+                                                "bias": sd[f"encoder.layer.{i}.{key}.bias"]})  # fmt: skip
+
+    def features(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The masked mean of the last layer's output (B, D): MiniLM's sentence embedding before normalisation."""
+        B, L = ids.shape
+        if L > self.max_len:
+            raise ValueError(f"sequence length {L} exceeds the model's maximum {self.max_len} positions")
+        mask = torch.ones(B, L) if mask is None else mask.float()
+        x = self.ln_emb(self.word(ids) + self.pos.weight[:L])  # (B, L, D)
+        bias = (1.0 - mask)[:, None, None, :] * -1e4  # padding keys get no attention
+        dh = self.dim // self.heads
+        for lay in self.layers:
+            q, k, v = (lay[n](x).view(B, L, self.heads, dh).transpose(1, 2) for n in ("q", "k", "v"))  # (B, h, L, dh)
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(dh) + bias, -1) @ v
+            x = lay["ln1"](x + lay["o"](a.transpose(1, 2).reshape(B, L, self.dim)))
+            x = lay["ln2"](x + lay["fc2"](nn.functional.gelu(lay["fc1"](x))))
+        return (x * mask[..., None]).sum(1) / mask.sum(1, keepdim=True).clamp_min(1.0)  # masked mean (B, D)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.head(self.features(ids, mask))  # (B, n_outputs)

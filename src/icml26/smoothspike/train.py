@@ -12,7 +12,17 @@ import torch
 from icml26.smoothspike.data import TextTask, Tokenizer, task_metrics
 from icml26.smoothspike.model import EncoderConfig, SpikingEncoder, load_minilm, unfuse
 
-__all__ = ["FinetuneConfig", "build_model", "evaluate", "finetune", "load_checkpoint", "predict", "save_checkpoint"]
+__all__ = [
+    "FinetuneConfig",
+    "build_model",
+    "evaluate",
+    "finetune",
+    "finetune_select",
+    "load_checkpoint",
+    "predict",
+    "save_checkpoint",
+    "teacher_logits",
+]
 
 log = logging.getLogger(__name__)
 FORMAT = "icml26-smoothspike-v1"
@@ -26,10 +36,16 @@ class FinetuneConfig:
     weight_decay: float = 0.01
     warmup: int = 20
     freeze_embeddings: bool = False  # keep the word-embedding table fixed (a pretrained one: 30522 x 384 weights)
+    # knowledge distillation (Hinton et al. 2015), used when teacher logits are given: the loss is
+    # (1 - kd_weight) CE(y) + kd_weight tau^2 KL(softmax(teacher / tau) || softmax(student / tau))
+    kd_weight: float = 0.5
+    kd_temperature: float = 2.0
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch < 1 or not self.lr > 0 or self.weight_decay < 0 or self.warmup < 0:
             raise ValueError(f"invalid fine-tuning settings {self}")
+        if not 0 <= self.kd_weight <= 1 or not self.kd_temperature > 0:
+            raise ValueError(f"kd_weight must be in [0, 1] and kd_temperature > 0; got {self}")
 
 
 def build_model(
@@ -61,10 +77,39 @@ def build_model(
     return base if rotation == "none" else unfuse(base, rotation=rotation, ns_method=ns_method, seed=seed)
 
 
+def _max_len(model) -> int:
+    return model.cfg.max_len if hasattr(model, "cfg") else model.max_len
+
+
 def _tensors(task: TextTask, tok: Tokenizer, max_len: int):
     ids, mask = tok.encode(task.texts, task.pairs, max_len)
     y = torch.from_numpy(task.labels.astype(np.float32 if task.regression else np.int64))
     return torch.from_numpy(ids), torch.from_numpy(mask), y
+
+
+def _trim(ids: torch.Tensor, mask: torch.Tensor):
+    """Drop the padding columns every row of the batch has (dynamic padding: a batch of short sentences costs
+    what its longest one costs, not ``max_len``)."""
+    L = max(1, int(mask.sum(1).max()))
+    return ids[:, :L], mask[:, :L]
+
+
+def _length_buckets(lengths: torch.Tensor, batch: int, gen: torch.Generator, chunk: int = 8):
+    """Endless seeded minibatches of indices: each epoch is a random permutation, cut into chunks of ``chunk``
+    batches, sorted by length inside each chunk and cut into batches served in random order. Each example is seen
+    once per epoch; batches hold texts of similar length, so dynamic padding (:func:`_trim`) keeps them short."""
+    n = len(lengths)
+    while True:
+        perm = torch.randperm(n, generator=gen)
+        out = []
+        for c in range(0, n, batch * chunk):
+            part = perm[c : c + batch * chunk]
+            part = part[torch.argsort(lengths[part], stable=True)]
+            out += [part[i : i + batch] for i in range(0, len(part), batch) if len(part[i : i + batch]) == batch]
+        if not out:  # fewer than ``batch`` examples: the whole set is one batch
+            out = [perm]
+        for j in torch.randperm(len(out), generator=gen).tolist():
+            yield out[j]
 
 
 def _loss(out: torch.Tensor, y: torch.Tensor, regression: bool) -> torch.Tensor:
@@ -73,25 +118,51 @@ def _loss(out: torch.Tensor, y: torch.Tensor, regression: bool) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(out, y)
 
 
-def finetune(model: SpikingEncoder, task: TextTask, tok: Tokenizer, cfg: FinetuneConfig, seed: int) -> list[float]:
-    """AdamW with linear warm-up, ``cfg.steps`` minibatches drawn with a seeded generator; returns the losses."""
-    if task.n_outputs != model.cfg.n_outputs:
+def _kd_loss(out: torch.Tensor, y: torch.Tensor, teacher: torch.Tensor, cfg: FinetuneConfig) -> torch.Tensor:
+    tau = cfg.kd_temperature
+    kl = torch.nn.functional.kl_div(torch.log_softmax(out / tau, -1), torch.log_softmax(teacher / tau, -1),
+                                    log_target=True, reduction="batchmean")  # fmt: skip
+    return (1 - cfg.kd_weight) * torch.nn.functional.cross_entropy(out, y) + cfg.kd_weight * tau**2 * kl
+
+
+def finetune(
+    model: torch.nn.Module,
+    task: TextTask,
+    tok: Tokenizer,
+    cfg: FinetuneConfig,
+    seed: int,
+    teacher: np.ndarray | None = None,
+) -> list[float]:
+    """AdamW with linear warm-up, ``cfg.steps`` minibatches from a seeded length-bucketed sampler
+    (:func:`_length_buckets`); with ``teacher``
+    (N, classes) logits of a teacher on ``task``'s texts, the loss adds their distillation. Returns the losses."""
+    n_out = model.cfg.n_outputs if hasattr(model, "cfg") else model.n_outputs
+    vocab = model.cfg.vocab_size if hasattr(model, "cfg") else model.vocab_size
+    if task.n_outputs != n_out:
         raise ValueError(
             f"task {task.name} has {task.n_outputs} outputs ({list(task.label_names) or 'regression'}); "
-            f"the model has {model.cfg.n_outputs}"
+            f"the model has {n_out}"
         )
-    if tok.vocab_size != model.cfg.vocab_size:
-        raise ValueError(f"tokenizer has {tok.vocab_size} tokens but the model embeds {model.cfg.vocab_size}")
-    ids, mask, y = _tensors(task, tok, model.cfg.max_len)
+    if tok.vocab_size != vocab:
+        raise ValueError(f"tokenizer has {tok.vocab_size} tokens but the model embeds {vocab}")
+    if teacher is not None and (task.regression or tuple(teacher.shape) != (len(task), n_out)):
+        raise ValueError(f"teacher logits must be ({len(task)}, {n_out}) for a classification task; "
+                         f"got {tuple(teacher.shape)}")  # fmt: skip
+    ids, mask, y = _tensors(task, tok, _max_len(model))
+    t_logits = None if teacher is None else torch.as_tensor(teacher, dtype=torch.float32)
     params = [p for name, p in model.named_parameters() if not (cfg.freeze_embeddings and name == "word.weight")]
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(cfg.warmup, 1)))
-    gen = torch.Generator().manual_seed(seed)
+    batches = _length_buckets(mask.sum(1), min(cfg.batch, len(y)), torch.Generator().manual_seed(seed))
     model.train()
     losses = []
     for step in range(cfg.steps):
-        idx = torch.randint(0, len(y), (min(cfg.batch, len(y)),), generator=gen)
-        loss = _loss(model(ids[idx], mask[idx]), y[idx], task.regression)
+        idx = next(batches)
+        out = model(*_trim(ids[idx], mask[idx]))
+        if t_logits is None:
+            loss = _loss(out, y[idx], task.regression)
+        else:
+            loss = _kd_loss(out, y[idx], t_logits[idx], cfg)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -103,15 +174,55 @@ def finetune(model: SpikingEncoder, task: TextTask, tok: Tokenizer, cfg: Finetun
     return losses
 
 
+def finetune_select(
+    make_model,
+    train: TextTask,
+    val: TextTask,
+    tok: Tokenizer,
+    cfg: FinetuneConfig,
+    lrs: tuple[float, ...],
+    seed: int,
+    teacher: np.ndarray | None = None,
+):
+    """Fine-tune ``make_model()`` once per learning rate of the grid ``lrs`` (same seed, batches and budget) and
+    keep the model scoring best on ``val`` (carved from the training data; never the test set).
+    Returns (model, chosen lr, {lr: validation score}); the score is the task's first metric (accuracy, or
+    Matthews for CoLA-like tasks when ``val.name == "cola"``)."""
+    from dataclasses import replace
+
+    from icml26.smoothspike.data import GLUE_TASKS
+
+    if not lrs:
+        raise ValueError("the learning-rate grid is empty")
+    key = GLUE_TASKS[val.name][2] if val.name in GLUE_TASKS else ("pearson" if val.regression else "accuracy")
+    best, scores = None, {}
+    for lr in lrs:
+        model = make_model()
+        finetune(model, train, tok, replace(cfg, lr=lr), seed, teacher)
+        scores[lr] = task_metrics(val, predict(model, val, tok))[key]
+        if best is None or scores[lr] > scores[best[1]]:
+            best = (model, lr)
+    return best[0], best[1], scores
+
+
+@torch.no_grad()
+def teacher_logits(model: torch.nn.Module, task: TextTask, tok: Tokenizer, batch: int = 128) -> np.ndarray:
+    """(N, classes) logits of a (teacher) model on the task's texts."""
+    ids, mask, _ = _tensors(task, tok, _max_len(model))
+    model.eval()
+    return torch.cat([model(*_trim(ids[i : i + batch], mask[i : i + batch]))
+                      for i in range(0, len(ids), batch)]).numpy()  # fmt: skip
+
+
 @torch.no_grad()
 def predict(
-    model: SpikingEncoder, task: TextTask, tok: Tokenizer, batch: int = 128, max_len: int | None = None
+    model: torch.nn.Module, task: TextTask, tok: Tokenizer, batch: int = 128, max_len: int | None = None
 ) -> np.ndarray:
     """Class indices (classification) or scores (regression); texts cut to ``max_len`` tokens (default: the
     model's maximum)."""
-    ids, mask, _ = _tensors(task, tok, max_len or model.cfg.max_len)
+    ids, mask, _ = _tensors(task, tok, max_len or _max_len(model))
     model.eval()
-    outs = [model(ids[i : i + batch], mask[i : i + batch]) for i in range(0, len(ids), batch)]
+    outs = [model(*_trim(ids[i : i + batch], mask[i : i + batch])) for i in range(0, len(ids), batch)]
     out = torch.cat(outs)
     return out[:, 0].numpy() if task.regression else out.argmax(1).numpy()
 
