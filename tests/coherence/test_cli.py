@@ -168,3 +168,20 @@ def test_rotated_mnist_sample_count_is_refused_not_floored_or_capped(tmp_path, c
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "multiple of 36" in err and "Traceback" not in err and not (tmp_path / "c.npz").exists()
+
+
+def test_score_reports_the_circles_tiling_or_says_why_it_is_undefined(tmp_path, capsys):
+    from icml26.coherence.experiment import coherent_arc_codes
+
+    rng = np.random.default_rng(0)
+    theta = rng.uniform(0, 2 * np.pi, 400)
+    codes, angles = _save(tmp_path, "arcs.npy", coherent_arc_codes(theta, 8, rng)), _save(tmp_path, "t.npy", theta)
+    out = tmp_path / "s.json"
+    assert main(["coherence", "score", codes, "--positions", angles, "--geometry", "circular", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["tiling"] > 0.8
+    assert main(["coherence", "score", codes, "--positions", angles, "--json", str(out)]) == 0  # not on a circle
+    assert "tiling" not in json.loads(out.read_text())
+    # the 40-sample fixture has 6 features: fewer than 12 samples per feature, so the tiling is undefined
+    assert main(["coherence", "score", CODES, "--positions", THETA, "--geometry", "circular", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["tiling"] is None and "flicker" in data["undefined"]["tiling"]

@@ -8,6 +8,7 @@ import pytest
 from icml26.coherence.claims import _circle_cases
 from icml26.coherence.geometry import Geometry
 from icml26.coherence.measures import (
+    arc_tiling,
     feature_coherence,
     knn_adjacency,
     mean_live,
@@ -167,3 +168,47 @@ def test_measures_refuse_bad_input():
         token_consistency(np.ones((50, 2)), np.arange(10))
     with pytest.raises(ValueError, match="k must"):
         token_consistency(np.ones((50, 2)), np.arange(50), k=1)
+
+
+# --- tiling of the circle (circle-tiling-v1) -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_arc_tiling_ranks_tiling_arcs_above_bunched_and_split_above_scattered(seed):
+    from icml26.coherence.claims import _tiling_check
+
+    t = _tiling_check(seed)
+    assert t["truth"] > 0.85
+    for k in ("two bumps", "three bumps", "half circle"):
+        assert 0.2 < t[k] < t["truth"] - 0.3, (k, t)
+    for k in ("random 10%", "fires everywhere", "null"):
+        assert t[k] == 0.0, (k, t)
+
+
+def test_arc_tiling_known_values():
+    n, m = 800, 8
+    theta = (np.arange(n) + 0.5) * 2 * np.pi / n
+    tiles = np.zeros((n, m))
+    tiles[np.arange(n), np.arange(n) * m // n] = 1.0  # m equal contiguous tiles
+    out = arc_tiling(tiles, theta)
+    assert out["tiling"] == pytest.approx(1.0) and out["runs"] == m and out["territories"] == m
+    one = np.zeros((n, m))
+    one[:, 0] = 1.0  # one feature owns the whole circle: credited one fair share
+    assert arc_tiling(one, theta)["tiling"] == pytest.approx(1 / m)
+    half = tiles.copy()
+    half[: n // 2] = 0.0  # half the circle uncovered
+    assert arc_tiling(half, theta)["tiling"] == pytest.approx(0.5)
+    perm = np.random.default_rng(0).permutation(n)  # sample order and a rotation of the angles do not matter
+    assert arc_tiling(tiles[perm], theta[perm] + 1.0)["tiling"] == pytest.approx(1.0)
+
+
+def test_arc_tiling_refuses_bad_input():
+    theta = np.linspace(0, 6, 200)
+    with pytest.raises(ValueError, match="angles"):
+        arc_tiling(np.ones((200, 4)), theta[:100])
+    with pytest.raises(ValueError, match="min_run"):
+        arc_tiling(np.ones((200, 4)), theta, min_run=0)
+    with pytest.raises(ValueError, match="flicker"):
+        arc_tiling(np.ones((200, 40)), theta)
+    with pytest.raises(ValueError, match="NaN"):
+        arc_tiling(np.ones((200, 4)), np.r_[theta[:-1], np.nan])

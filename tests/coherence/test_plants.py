@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from icml26.coherence.claims import PLANT_FACTOR, _finest_mix, _plant, _Planted, word_codes
+from icml26.coherence.claims import PLANT_FACTOR, _finest_mix, _plant, _plant_whole, _Planted, word_codes
 from icml26.coherence.experiment import coherent_arc_codes
 from icml26.coherence.geometry import Geometry
 from icml26.coherence.measures import feature_coherence, token_consistency
@@ -78,3 +78,19 @@ def test_finest_mix_returns_a_weight_that_reaches():
     assert _finest_mix(lambda t: t >= 0.3) == pytest.approx(0.3, abs=2**-9)
     assert _finest_mix(lambda t: True) == pytest.approx(0.0, abs=2**-9)
     assert _finest_mix(lambda t: t >= 1.0) == 1.0
+
+
+def test_a_whole_code_plant_lands_at_its_target_on_the_tiling():
+    """The tiling is not a per-feature score: the plant scores each prefix and mixes the last swap partly."""
+    from icml26.coherence.measures import arc_tiling
+
+    rng = np.random.default_rng(6)
+    theta = rng.uniform(0, 2 * np.pi, 600)
+    aa = _Planted(rng.random((600, 16)), 1.0)  # tiling 0
+
+    def gain(C):
+        return arc_tiling(C, theta)["tiling"] - arc_tiling(aa.codes, theta)["tiling"]
+
+    planted = _plant_whole(aa, coherent_arc_codes(theta, 16, rng), gain, 0.2, seed=2)
+    assert PLANT_FACTOR * 0.2 <= gain(planted.codes) < PLANT_FACTOR * 0.2 + 0.05
+    assert 0 < (planted.codes != aa.codes).any(0).sum() < 16

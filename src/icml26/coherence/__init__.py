@@ -8,15 +8,16 @@ are clustered, and both coverage conditions hold. This package measures it on an
 regulariser for any code layer, O(B m k) per batch), checks the interleaving theorem with ripser/persim
 (:func:`interleaving_check`) and judges features with selectivity-aware measures, each chance-corrected
 against a shuffled null (:func:`feature_coherence`: the paper's coherence per feature; :func:`support_contiguity`:
-support compactness on a sample graph at the support's own size; :func:`token_consistency`: top-token
-consistency), plus the binned :func:`arc_contiguity`. The Coh formula is our reconstruction from the paper's
-description (README).
+support compactness on a sample graph at the support's own size; :func:`arc_tiling`: how evenly contiguous
+feature territories tile a circle; :func:`token_consistency`: top-token consistency), plus the binned
+:func:`arc_contiguity`. The Coh formula is our reconstruction from the paper's description (README).
 """
 
 __all__ = [
     "Coh",
     "Geometry",
     "arc_contiguity",
+    "arc_tiling",
     "coherence_report",
     "feature_coherence",
     "fit_autoencoder",
@@ -41,7 +42,7 @@ def __getattr__(name: str):
         from icml26.coherence.model import fit_autoencoder
 
         return fit_autoencoder
-    if name in ("feature_coherence", "support_contiguity", "token_consistency"):
+    if name in ("arc_tiling", "feature_coherence", "support_contiguity", "token_consistency"):
         from icml26.coherence import measures
 
         return getattr(measures, name)

@@ -30,6 +30,7 @@ from icml26.coherence.experiment import (
 )
 from icml26.coherence.geometry import Geometry, coherence_report
 from icml26.coherence.measures import (
+    arc_tiling,
     feature_coherence,
     knn_adjacency,
     mean_live,
@@ -47,12 +48,11 @@ def _binned_contiguity(codes: np.ndarray, theta: np.ndarray, bins: int) -> float
     return float(np.mean(ac["contiguity"][ac["live"]])) if ac["live"].any() else 0.0
 
 
-#: The v3 circle claims ran on seeds s + 1000 (curvature 3, topology-shared's margin 0.15 and reconstruction-kept's
-#: 100x control were fixed after seeing v2's seeds 0-4).
 #: Offset of the seed stream of the claims versioned after the referee's review of issue 47 (circle-coherent-arcs-v5,
 #: topology-shared-v5, rotated-mnist-*-v2, token-features-v2, reconstruction-kept-v4) and of the probes of the
 #: models they read: the token lambda (3.0) may have been chosen after seeing seed 1000, so every judged run from
-#: here on trains on untouched seeds s + 2000.
+#: here on trains on untouched seeds s + 2000. (History: v2 ran on seeds 0-4, where curvature 3, topology-shared's
+#: margin 0.15 and reconstruction-kept's 100x control were fixed; v3/v4 on s + 1000.)
 FRESH2 = 2000
 
 
@@ -279,18 +279,18 @@ def circle_coherent_arcs(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> Claim
 TOPOLOGY_MARGIN = 0.15
 
 
-def _plant_topology(aa, ideal: np.ndarray, sub: np.ndarray, latent: Geometry, bar: float, seed: int) -> _Planted:
+def _plant_whole(aa, ideal: np.ndarray, gain, bar: float, seed: int) -> _Planted:
     """``aa``'s codes with the fewest features (seeded order) replaced by the same columns of ``ideal`` (rescaled
-    to each feature's maximum) that lower the A/A code's own H1 bottleneck distance to ``latent`` (on the samples
-    ``sub``) by PLANT_FACTOR x ``bar``. The bottleneck is not a per-feature score, so each prefix is checked; the
-    last swap is mixed only partly (the smallest weight that still reaches, `_finest_mix`)."""
-    base = interleaving_check(aa.codes[sub], latent)["bottleneck_H1"]
+    to each feature's maximum) that raise ``gain(codes)`` (a code-level score's gain over ``aa`` itself: 0 for the
+    A/A code) to PLANT_FACTOR x ``bar``. For scores that are not per-feature (the H1 bottleneck, the tiling of the
+    circle), so each prefix is scored; the last swap is mixed only partly (the smallest weight that still
+    reaches, `_finest_mix`). Every feature replaced and still short: the positive fails (no-power)."""
     order = np.random.default_rng([seed, 53]).permutation(aa.codes.shape[1])
     scale = np.maximum(aa.codes.max(0), 1e-6)
     codes = aa.codes.copy()
 
     def reaches(C: np.ndarray) -> bool:
-        return base - interleaving_check(C[sub], latent)["bottleneck_H1"] >= PLANT_FACTOR * bar
+        return gain(C) >= PLANT_FACTOR * bar
 
     def mixed(C: np.ndarray, j: int, t: float) -> np.ndarray:  # C with feature j mixed a fraction t to its ideal
         out = C.copy()
@@ -300,10 +300,17 @@ def _plant_topology(aa, ideal: np.ndarray, sub: np.ndarray, latent: Geometry, ba
     for j in order:
         before = codes
         codes = mixed(before, j, 1.0)
-        if reaches(codes):  # the last swap mixed only partly (as in _plant), so the plant lands near its target
+        if reaches(codes):
             codes = mixed(before, j, _finest_mix(lambda t, C=before, j=j: reaches(mixed(C, j, t))))
             break
     return _Planted(codes, aa.mse)
+
+
+def _plant_topology(aa, ideal: np.ndarray, sub: np.ndarray, latent: Geometry, bar: float, seed: int) -> _Planted:
+    """The plant of topology-shared: the fewest arcs (`_plant_whole`) that lower the A/A code's own H1 bottleneck
+    distance to ``latent`` (on the samples ``sub``) by PLANT_FACTOR x ``bar``."""
+    base = interleaving_check(aa.codes[sub], latent)["bottleneck_H1"]
+    return _plant_whole(aa, ideal, lambda C: base - interleaving_check(C[sub], latent)["bottleneck_H1"], bar, seed)
 
 
 @claim(
@@ -362,6 +369,68 @@ def topology_shared(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResul
             "samples H1 lifetime": chk_ours["samples_H1_max_life"],
         },
         figures=figures,
+    )
+
+
+#: Bar of circle-tiling-v1 (fixed before its first judged run, the circle claims' 0.1): Coh's features tile the true
+#: circle better than density-matched L1's by 0.1 of the circle. Its measure was designed on two smoke seeds
+#: (2000, 2001: smoke-sized data and models, Coh 0.42 / 0.36, L1 0.51 / 0.55, ideal arcs 0.90), where L1 is not at
+#: the measure's ceiling as it is on coherence and compactness (v4's referee item 4).
+TILING_BAR = 0.1
+
+
+@claim(
+    "coherence/circle-tiling-v1",
+    statement="On circle data embedded in R^20 (the circle experiment of circle-coherent-arcs-v5, same models, seeds "
+    "+ 2000), recon + Coh features tile the true circle into contiguous arcs better than recon + L1 features at "
+    "matched density: the share of the circle covered by one contiguous territory per feature (each sample's most "
+    "active feature; a feature credited only its longest run and at most a fair share 1/m; 1: m equal tiles, "
+    "~0.9: jittered ideal arcs, 0: scattered or non-selective firing) is higher by more than 0.1, paired over "
+    "seeds. The paper's 'tile the circle' judged where L1 is not at the ceiling (smoke: L1 ~0.5)",
+    paper="abstract: 'if data lies on a circle, coherent features must tile that circle into contiguous arcs'",
+    control="A/A: a second density-matched L1 model (its own initialisation and batch order) in Coh's place: the "
+    "paired difference scatters around 0",
+    positive="the A/A code with the fewest features (seeded order; the last one mixed only partly) replaced by "
+    "coherent arcs tiling the true circle that raise its own tiling by 1.25 x the bar (0.125), in Coh's place",
+    mechanisms=("coh-penalty", "coverage"),
+    judge=Interval("tiling(Coh) - tiling(L1)", above=TILING_BAR),
+)
+def circle_tiling(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    cfg = get_config(scale)
+    seed += FRESH2
+    R = circle_runs(cfg, seed)
+    theta = R["data"].theta[:, 0]
+
+    def tiling(A: np.ndarray) -> dict:
+        return arc_tiling(A, theta)
+
+    if arm is Arm.CLAIM:
+        ours = R["coh"]
+    else:
+        aa = l1_twin(cfg, seed)
+        base = tiling(aa.codes)["tiling"]
+        ideal = coherent_arc_codes(theta, cfg.n_features, np.random.default_rng([seed, 31]))
+        ours = aa
+        if arm is Arm.POSITIVE:
+            ours = _plant_whole(aa, ideal, lambda C: tiling(C)["tiling"] - base, TILING_BAR, seed)
+    t = {k: tiling(v.codes) for k, v in (("ours", ours), ("l1", R["l1"]), ("none", R["none"]))}
+    gain = t["ours"]["tiling"] - t["l1"]["tiling"]
+    return ClaimResult(
+        "holds" if gain > TILING_BAR else "fails",
+        measured={
+            "tiling(Coh) - tiling(L1)": gain,
+            "tiling(Coh)": t["ours"]["tiling"],
+            "tiles credited (Coh)": int((t["ours"]["tile_share"] > 0).sum()),
+            "runs round the circle (Coh)": t["ours"]["runs"],
+            "density(Coh)": ours.density,
+        },
+        baselines={
+            "tiling(L1)": t["l1"]["tiling"],
+            "tiles credited (L1)": int((t["l1"]["tile_share"] > 0).sum()),
+            "tiling(recon only)": t["none"]["tiling"],
+            "density(L1)": R["l1"].density,
+        },
+        paper={"circle features": "tile the circle into contiguous arcs (qualitative)"},
     )
 
 
@@ -780,6 +849,14 @@ def _support_check(seed: int) -> dict[str, float]:
     return {k: mean_live(support_contiguity(A, adj), "contiguity") for k, A in codes.items()}
 
 
+def _tiling_check(seed: int) -> dict[str, float]:
+    """Tiling of the circle by the known cases (512 angles, 16 features), plus arcs tiling only half the circle
+    (bunched: every feature credited at most half its fair share)."""
+    theta, codes = _circle_cases(seed)
+    codes["half circle"] = _half_arcs(theta, 16, np.random.default_rng([seed, 44]))
+    return {k: arc_tiling(A, theta)["tiling"] for k, A in codes.items()}
+
+
 def _consistency_check(seed: int) -> dict[str, float]:
     """Top-token consistency on 2,000 tokens of a Zipf vocabulary: features that each fire on one word (truth),
     features whose top tokens are half one word and half random (alternative), random codes (the null)."""
@@ -819,12 +896,14 @@ MEASURES = [
     MeasureCheck(
         "support compactness on the sample graph (v2: size-aware)", _support_check, null_band=(-0.1, 0.1), margin=0.3
     ),
+    MeasureCheck("tiling of the circle by contiguous territories", _tiling_check, null_band=(-0.05, 0.05), margin=0.3),
     MeasureCheck("top-token consistency (chance-corrected)", _consistency_check, null_band=(-0.1, 0.1), margin=0.2),
     MeasureCheck("H1 bottleneck to the true circle", _bottleneck_check, null_band=(0.7, 0.9), higher_is_better=False),
 ]
 MECHANISMS = [coh_penalty, coh_penalty_mnist, coh_penalty_tokens, coverage]
 CLAIMS = [
     circle_coherent_arcs,
+    circle_tiling,
     topology_shared,
     rotated_mnist_angle,
     rotated_mnist_pixel_graph,

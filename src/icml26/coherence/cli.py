@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="coherence of a saved code matrix on a sample geometry",
         description="Reads a non-negative code matrix (.npy) and the samples' positions or distances (.npy), and "
         "prints the coherence scores (Fréchet variances of columns and rows, coverage, the mean per-feature "
-        "coherence chance-corrected against shuffled samples; optionally the coherence "
+        "coherence chance-corrected against shuffled samples; for angles on one circle, the circle's tiling by "
+        "contiguous feature territories; optionally the coherence "
         "check and the topology check), also as JSON (--json). Example: icml26 coherence score codes.npy "
         "--positions theta.npy --geometry circular --json scores.json",
         formatter_class=fmt,
@@ -122,7 +123,16 @@ _UNDEFINED = {
     "topology.bound": "a sample has no active feature, so the interleaving bound does not apply",
     "contiguity": "no feature is ever active",
     "components": "no feature is ever active",
+    "tiling": "too few samples per feature to tell a tile from a flicker (arc_tiling needs n >= 12 m)",
 }
+
+
+def _tiling(A: np.ndarray, theta: np.ndarray) -> float:
+    """The circle's tiling by contiguous territories (``measures.arc_tiling``); NaN when n < 12 m (undefined)."""
+    from icml26.coherence.measures import arc_tiling
+
+    n, m = A.shape
+    return arc_tiling(A, theta)["tiling"] if n >= 12 * m else float("nan")
 
 
 def json_ready(payload: dict) -> dict:
@@ -229,7 +239,7 @@ def _fit(args) -> int:
         live = ac["live"]
         summary["contiguity"] = float(np.mean(ac["contiguity"][live])) if live.any() else float("nan")
         summary["components"] = float(np.mean(ac["components"][live])) if live.any() else float("nan")
-        summary["tiling"] = float(ac["tiling"])
+        summary["tiling"] = _tiling(res.codes, data.theta[:, 0])  # contiguous territories (not v3's binned tiling)
     else:  # no known latent: support connectivity on the kNN graph of the inputs, chance-corrected
         sc = support_contiguity(res.codes, knn_adjacency(data.X, 10))
         summary["contiguity (kNN graph)"] = mean_live(sc, "contiguity")
@@ -275,6 +285,8 @@ def _score(args) -> int:
     out: dict = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in rep.summary().items()}
     # per feature 1 - V_col / V_total against its shuffled null: ~0 for a feature firing everywhere or at random
     out["feature_coherence"] = mean_live(feature_coherence(A, geometry), "coherence")
+    if args.positions is not None and args.geometry == "circular" and P.size == len(A):  # angles on one circle
+        out["tiling"] = _tiling(A, P.reshape(-1))
     if rep.dead_features.any():
         out["dead_feature_indices"] = np.flatnonzero(rep.dead_features).tolist()
     if args.r_col is not None:

@@ -19,6 +19,9 @@ deterministic function of the codes.
   support's own size: its edge cohesion placed between a scattered (shuffled) and a compact (graph-ball) support of
   the same size, times the mass share of its largest connected component. It has its own normalisation in place
   of the formula above (see the function).
+- :func:`arc_tiling` — whether the features tile a circle into contiguous arcs (the paper's picture of circle data):
+  the share of the circle covered by one contiguous territory per feature, each credited at most its fair share.
+  Its null is 0 by construction (shuffled or non-selective codes make territories of a sample or two).
 - :func:`token_consistency` — an interpretability proxy for token features: the share of pairs among a
   feature's top-``k`` activating tokens that are the same word, chance-corrected by the word frequencies.
 """
@@ -31,7 +34,14 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from icml26.coherence.geometry import Geometry, check_codes, knn_adjacency
 
-__all__ = ["feature_coherence", "knn_adjacency", "mean_live", "support_contiguity", "token_consistency"]
+__all__ = [
+    "arc_tiling",
+    "feature_coherence",
+    "knn_adjacency",
+    "mean_live",
+    "support_contiguity",
+    "token_consistency",
+]
 
 #: Permutations of the shuffled null; fixed, so a measure is a function of its input.
 N_SHUFFLES = 8
@@ -185,6 +195,64 @@ def support_contiguity(
 #: The compact and the scattered reference of a support must differ by this much in cohesion for the support to
 #: be scored at all; below it the support is (nearly) the whole graph or a single sample: scored 0.
 MIN_ROOM_GRAPH = 0.02
+
+
+# --- tiling of a circle -------------------------------------------------------------------------------------------
+
+
+def _cyclic_runs(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Maximal runs of equal labels around a cycle: (label of each run, its length)."""
+    starts = np.flatnonzero(labels != np.roll(labels, 1))
+    if len(starts) == 0:  # one label all the way round
+        return labels[:1], np.array([len(labels)])
+    return labels[starts], np.diff(np.r_[starts, starts[0] + len(labels)])
+
+
+def arc_tiling(A, theta, *, min_run: float = 0.25, rectify: bool = False) -> dict:
+    """How well the m features of A (n, m) tile the circle of the samples' angles ``theta`` (n,) into arcs.
+
+    Each sample belongs to its most active feature (its territory; a sample with no active feature belongs to
+    none). Walking round the circle in angle order, the territories form runs; feature j's tile is its longest run,
+    counted only if at least ``min_run`` x a fair tile (n / m samples) long, so the one-or-two-sample runs of
+    scattered or non-selective firing never count. Feature j is credited ``p_j = min(tile_j / n, 1 / m)``:
+
+        tiling = sum_j p_j                                                   in [0, 1]
+
+    1 when m contiguous tiles of equal size cover the circle; lower when features bunch (few large tiles, each
+    credited only 1/m), split (only a feature's longest arc counts), leave samples uncovered or die; ~0 for codes
+    that fire everywhere or at random (their territories change every sample or two; a shuffled code is its null,
+    0 up to runs of chance). Returns ``tiling`` (float), ``tile_share`` (m,) the p_j, ``runs`` (number of runs)
+    and ``territories`` (features that own some sample).
+    """
+    A = check_codes(A, rectify=rectify)
+    theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+    n, m = A.shape
+    if len(theta) != n:
+        raise ValueError(f"{len(theta)} angles for {n} samples")
+    if not np.all(np.isfinite(theta)):
+        raise ValueError("theta contains NaN or inf")
+    if not 0.0 < min_run <= 1.0:
+        raise ValueError(f"min_run must be in (0, 1]; got {min_run}")
+    if min_run * n / m < 3:
+        raise ValueError(
+            f"{n} samples for {m} features leave fewer than 3 samples per counted run at min_run={min_run}: "
+            "a tile cannot be told from a flicker"
+        )
+    order = np.argsort(np.mod(theta, 2 * np.pi), kind="stable")
+    codes = A[order]  # (n, m)  samples in angle order
+    owner = np.where(codes.max(1) > 0, codes.argmax(1), -1)  # (n,)  each sample's territory (-1: none)
+    labels, lengths = _cyclic_runs(owner)
+    tile = np.zeros(m)  # (m,)  longest counted run of each feature, in samples
+    for j, length in zip(labels, lengths, strict=True):
+        if j >= 0 and length >= min_run * n / m:
+            tile[j] = max(tile[j], length)
+    share = np.minimum(tile / n, 1.0 / m)
+    return {
+        "tiling": float(share.sum()),
+        "tile_share": share,
+        "runs": len(lengths),
+        "territories": len(np.unique(owner[owner >= 0])),
+    }
 
 
 # --- interpretability proxy for token features --------------------------------------------------------------------
