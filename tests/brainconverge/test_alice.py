@@ -130,7 +130,7 @@ def test_language_verb_end_to_end_and_its_refusals(tmp_path, capsys):
         assert len(err.strip().splitlines()) == 1, err
 
 
-@pytest.mark.parametrize("kind", ["llama", "gpt2"])
+@pytest.mark.parametrize("kind", ["llama", "gpt2", "bert"])
 def test_a_users_own_model_folder_is_aligned_through_the_cli(kind, tmp_path, capsys):
     """issue 45's done-when: a config-built Llama and a GPT-2, saved as transformers folders with a tokenizer,
     are aligned to a few listeners' ROIs by `icml26 brainconverge language --model FOLDER`."""
@@ -148,9 +148,13 @@ def test_a_users_own_model_folder_is_aligned_through_the_cli(kind, tmp_path, cap
         sizes = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2}
         cfg = transformers.LlamaConfig(vocab_size=len(tok), num_key_value_heads=2, max_position_embeddings=64, **sizes)
         net = transformers.LlamaForCausalLM(cfg)
-    else:
+    elif kind == "gpt2":
         net = transformers.GPT2LMHeadModel(transformers.GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=2,
                                                                    n_head=2, n_positions=64))  # fmt: skip
+    else:  # an encoder (MiniLM's architecture): no causal head, read through AutoModel
+        net = transformers.BertModel(transformers.BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=2,
+                                                             num_attention_heads=2, intermediate_size=32,
+                                                             max_position_embeddings=64))  # fmt: skip
     folder = tmp_path / kind
     net.save_pretrained(folder)
     tok.save_pretrained(folder)
@@ -160,4 +164,7 @@ def test_a_users_own_model_folder_is_aligned_through_the_cli(kind, tmp_path, cap
     summary = json.loads(out)  # --json -: the JSON alone on stdout, the verb's report on stderr
     (row,) = summary["models"]
     assert row["model"] == str(folder) and len(row["per_layer"]) == 3 and -1 < row["alignment"] < 1
-    assert "noise ceiling" in err
+    assert "noise ceiling" in err and (("an encoder" in err) == (kind == "bert"))
+    if kind == "gpt2":  # the checkpoint's own dtype kept on request
+        assert main([*argv, "--dtype", "auto", "--json", "-"]) == 0
+        assert json.loads(capsys.readouterr().out)["models"][0]["alignment"] == pytest.approx(row["alignment"])

@@ -81,3 +81,19 @@ def test_other_modules_any_activation_and_callables():
 def test_bad_stimuli_are_refused_clearly(x, kw, message):
     with pytest.raises(ValueError, match=message):
         extract_features(_tiny("gpt2"), x, **kw)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["llama", "mlp"])
+def test_features_on_cuda_match_the_cpu(kind):
+    """Stimuli go where the weights are and the features come back as host arrays."""
+    if kind == "llama":
+        model, x = _tiny("llama"), torch.randint(0, 50, (5, 6))
+    else:
+        torch.manual_seed(0)
+        model, x = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).eval(), torch.randn(5, 4)
+    cpu = extract_features(model, x)
+    gpu = extract_features(model.cuda(), x)
+    assert list(cpu) == list(gpu)
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], atol=1e-4)

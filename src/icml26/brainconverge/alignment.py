@@ -304,6 +304,7 @@ def extract_features(
     params = next(model.parameters(), None)
     if x.is_floating_point() and params is not None and params.is_floating_point():
         x = x.to(params.dtype)
+    device = params.device if params is not None else torch.device("cpu")  # batches go where the weights are
     if modules is None:
         named = list(model.named_modules())
         modules = {n: m for n, m in named if isinstance(m, _ACTIVATIONS)}
@@ -315,7 +316,7 @@ def extract_features(
     def keep(name):
         def hook(_m, _i, out):
             out = out[0] if isinstance(out, tuple) else out
-            store[name].append(out.detach().flatten(1).double())
+            store[name].append(out.detach().flatten(1).cpu().double())
 
         return hook
 
@@ -325,7 +326,7 @@ def extract_features(
     try:
         with torch.no_grad():
             for i in range(0, len(x), batch):
-                model(x[i : i + batch])
+                model(x[i : i + batch].to(device))
     except (RuntimeError, IndexError, TypeError) as exc:  # the stimuli do not fit the model's input layer
         raise ValueError(f"{type(model).__name__} cannot read stimuli of shape {tuple(x.shape)}: {exc}") from None
     finally:
@@ -351,7 +352,8 @@ def _hidden_states(model, ids: torch.Tensor, attention_mask, batch: int, pooling
     mask = torch.ones_like(ids) if attention_mask is None else torch.as_tensor(np.asarray(attention_mask))
     if mask.shape != ids.shape or bool((mask.sum(1) == 0).any()):
         raise ValueError("attention_mask must have the ids' shape and at least one real token per row")
-    mask = mask.long()
+    device = next(model.parameters()).device  # ids and mask go where the weights are; features come back
+    ids, mask = ids.to(device), mask.long().to(device)
     layers: list[list[torch.Tensor]] = []
     was_training = model.training
     model.eval()
@@ -362,13 +364,13 @@ def _hidden_states(model, ids: torch.Tensor, attention_mask, batch: int, pooling
                 out = model(input_ids=ids[i : i + batch], attention_mask=m, output_hidden_states=True)
                 for li, h in enumerate(out.hidden_states):  # (b, T, d) each
                     if pooling == "last":  # each row's last real token (right or left padding)
-                        last = (m * torch.arange(m.shape[1])).argmax(1)
-                        pooled = h[torch.arange(len(h)), last]
+                        last = (m * torch.arange(m.shape[1], device=device)).argmax(1)
+                        pooled = h[torch.arange(len(h), device=device), last]
                     else:
                         pooled = (h * m[..., None]).sum(1) / m.sum(1, keepdim=True)
                     if li == len(layers):
                         layers.append([])
-                    layers[li].append(pooled.double())
+                    layers[li].append(pooled.cpu().double())
     finally:
         model.train(was_training)
     return {f"hidden_{li}": torch.cat(v).numpy() for li, v in enumerate(layers)}

@@ -151,7 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         "blocks (the layer chosen on training blocks). Prints per-layer and per-ROI r with the noise ceiling; "
         "--json writes them. Example: icml26 brainconverge language --model zoo --steps 200 --json lang.json",
     )
-    lang.add_argument("--model", default="zoo", help="'smollm2', 'zoo' or a local transformers folder (causal LM)")
+    lang.add_argument("--model", default="zoo",
+                      help="'smollm2', 'zoo' or a local transformers folder (a causal LM, or an encoder such as BERT "
+                      "or MiniLM, whose word states then also see the words after them inside the window)")  # fmt: skip
+    lang.add_argument("--dtype", choices=("float32", "auto", "bfloat16", "float16"), default="float32",
+                      help="weights' dtype for a transformers folder ('auto': the checkpoint's own)")  # fmt: skip
     lang.add_argument("--brain", type=Path, help="Alice data folder (default: the shipped bundle)")
     lang.add_argument("--roi-size", choices=("10mm", "6mm"), default="10mm", help="ROI sphere radius")
     lang.add_argument("--subjects", type=bounded_int(2, 28, what="listeners in the data"), default=28,
@@ -427,12 +431,20 @@ def _language(args) -> int:
         if args.model == "smollm2":
             net, tok = load_smollm2()
         else:
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
 
             folder = Path(args.model)
             if not (folder / "config.json").is_file():
                 raise FileNotFoundError(f"--model {folder}: not 'smollm2', 'zoo' or a transformers folder")
-            net = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32)
+            dtype = args.dtype if args.dtype == "auto" else getattr(torch, args.dtype)
+            saved_as = getattr(AutoConfig.from_pretrained(folder, local_files_only=True), "architectures", None) or []
+            causal = not saved_as or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in saved_as)
+            if causal:
+                net = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=dtype)
+            else:  # an encoder saved without a causal head (BERT, MiniLM, ...): its hidden states
+                net = AutoModel.from_pretrained(folder, local_files_only=True, dtype=dtype)
+                print(f"{folder}: an encoder ({saved_as[0]}), not a causal LM: each word's state also sees the words "
+                      "after it inside the window", file=sys.stderr)  # fmt: skip
             tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         models = [(args.model, net.eval().to(device), float("nan"))]
     rows = []
