@@ -94,3 +94,24 @@ def test_a_whole_code_plant_lands_at_its_target_on_the_tiling():
     planted = _plant_whole(aa, coherent_arc_codes(theta, 16, rng), gain, 0.2, seed=2)
     assert PLANT_FACTOR * 0.2 <= gain(planted.codes) < PLANT_FACTOR * 0.2 + 0.05
     assert 0 < (planted.codes != aa.codes).any(0).sum() < 16
+
+
+def test_tiling_plant_at_one_scale_raises_the_tiling_where_per_feature_scales_lower_it():
+    """circle-tiling-v1's plant kept each replaced feature's own maximum: arcs replacing weak or dead features lost
+    the most-active comparison to strong neighbours, so a full replacement could lower the tiling. v2 plants at the
+    code's largest activation."""
+    from icml26.coherence.measures import arc_tiling
+
+    rng = np.random.default_rng(9)
+    theta = rng.uniform(0, 2 * np.pi, 800)
+    ideal = coherent_arc_codes(theta, 16, rng)
+    amp = np.r_[0.0, 0.05, rng.uniform(0.3, 1.5, 14)]  # one dead feature, one weak, the rest uneven
+    aa = _Planted(coherent_arc_codes(theta, 16, rng) * amp, 1.0)
+    base = arc_tiling(aa.codes, theta)["tiling"]
+    assert arc_tiling(ideal * np.maximum(aa.codes.max(0), 1e-6), theta)["tiling"] < base  # v1: every arc planted, lower
+
+    def gain(C):
+        return arc_tiling(C, theta)["tiling"] - base
+
+    planted = _plant_whole(aa, ideal, gain, 0.05, seed=0, common_scale=True)
+    assert PLANT_FACTOR * 0.05 <= gain(planted.codes) < PLANT_FACTOR * 0.05 + 0.03
