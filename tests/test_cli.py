@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -304,6 +303,15 @@ def test_quiet_turns_progress_off_and_reaches_no_system_parser(capsys, monkeypat
     assert run(["fakesys", "x", "--quiet"], systems) == 0 and prog.QUIET and seen == [["x"]]
     monkeypatch.setattr(prog, "QUIET", False)
     assert run(["-q", "fakesys", "y"], systems) == 0 and prog.QUIET and seen[-1] == ["y"]
+    for argv in (["--no-progress", "fakesys", "z"], ["fakesys", "z", "--no-progress"]):
+        monkeypatch.setattr(prog, "QUIET", False)
+        assert run(argv, systems) == 0 and prog.QUIET and seen[-1] == ["z"]
+
+
+def test_an_unknown_option_before_the_system_id_is_refused_not_dropped(capsys, monkeypatch, systems):
+    monkeypatch.setattr(cli._registry, "load_entry", lambda entry, default=None: lambda argv: 0)
+    assert run(["--bogus-flag", "fakesys", "x"], systems) == 2
+    assert "unknown option '--bogus-flag' before 'fakesys'" in one_line_error(capsys)
 
 
 def _raise_missing(name):
@@ -329,18 +337,18 @@ def test_import_icml26_and_list_load_no_system_and_no_torch():
     assert _fresh_python(code).stdout.strip() == "[] []"
 
 
-def test_icml26_list_starts_in_under_a_second():
-    exe = Path(sys.executable).with_name("icml26")
-    command = [str(exe), "list"] if exe.exists() else [sys.executable, "-m", "icml26.cli", "list"]
-    subprocess.run(command, capture_output=True, check=True)  # warm the file cache
-    best = min(_timed(command) for _ in range(3))
-    assert best < 1.0, f"icml26 list took {best:.2f} s"
-
-
-def _timed(command):
-    start = time.perf_counter()
-    subprocess.run(command, capture_output=True, check=True)
-    return time.perf_counter() - start
+def test_icml26_list_imports_no_heavy_library():
+    """`icml26 list` reads the registry and the READMEs only: no torch, pandas, … (each costs seconds on a cold start).
+    Checked by what is imported, not by timing (tests never time things; the start-up time is benchmarked)."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from icml26.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['list'])\n"
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"icml26 list imports {out.stdout.strip()}"
 
 
 def test_partial_update_readme_never_drops_rows_and_takes_the_current_labels(tmp_path, monkeypatch, capsys):
@@ -447,6 +455,28 @@ def test_a_verbs_missing_optional_dependency_is_one_line_with_the_extra(capsys, 
     assert "fakesys: this command needs the missing package 'ray': pip install 'icml26[" in message
     assert "ray" in message.split("icml26[")[1] and "Traceback" not in message
     assert cli.install_hint("no_such_module_xyz") == "pip install no_such_module_xyz"
+
+
+def test_a_broken_install_is_one_line_and_a_missing_own_module_keeps_its_traceback(capsys, monkeypatch, systems):
+    def broken(argv):
+        raise ImportError("cannot import name 'nope' from 'torchaudio'", name="torchaudio")
+
+    monkeypatch.setattr(cli, "_import_entry", lambda spec, entry, default=None: broken)
+    assert run(["fakesys", "x"], systems) == 2
+    message = one_line_error(capsys)
+    assert "'torchaudio' failed to import" in message and "cannot import name 'nope'" in message
+
+    def own(argv):
+        raise ModuleNotFoundError("No module named 'icml26.fakesys.gone'", name="icml26.fakesys.gone")
+
+    monkeypatch.setattr(cli, "_import_entry", lambda spec, entry, default=None: own)
+    with pytest.raises(ModuleNotFoundError):
+        cli.dispatch("fakesys", ["x"], systems)
+
+
+def test_reproduce_json_needs_a_file(capsys, systems):
+    assert run(["reproduce", "fakesys", "--json", "-"], systems) == 2
+    assert "needs a file path" in one_line_error(capsys)
 
 
 HEAVY = ("torch", "pandas", "sklearn", "transformers", "xarray", "sympy", "mne", "pyscf", "anndata", "gymnasium")

@@ -142,6 +142,8 @@ def cmd_reproduce(args: argparse.Namespace, systems: Mapping[str, SystemSpec]) -
         raise UsageError("--ray-address needs an address: auto, local, or ray://HOST:PORT")
     if args.threads < 1:
         raise UsageError(f"--threads must be at least 1; got {args.threads}")
+    if args.json == "-":
+        raise UsageError("reproduce --json needs a file path: the run's progress is what standard output carries")
     if args.probes_only and (args.claim or args.ray_address):
         raise UsageError("--probes-only runs no claim: it takes neither --claim nor --ray-address")
     specs = [s for s in systems.values() if s.implemented] if args.all else [_spec(systems, args.id)]
@@ -189,8 +191,20 @@ def dispatch(system_id: str, argv: Sequence[str], systems: Mapping[str, SystemSp
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
     except ModuleNotFoundError as exc:  # a verb's optional dependency, imported when the verb needs it
         missing = exc.name or "?"
+        if missing.split(".")[0] == "icml26":  # our own module is missing: a bug, keep the traceback
+            raise
         raise UsageError(
             f"{system_id}: this command needs the missing package {missing!r}: {install_hint(missing, spec.extra)}"
+        ) from None
+    except ImportError as exc:  # installed but broken (a version mismatch: "cannot import name ..." )
+        from icml26._util.cli import one_line
+
+        broken = exc.name or "?"
+        if broken.split(".")[0] == "icml26":
+            raise
+        raise UsageError(
+            f"{system_id}: the installed package {broken!r} failed to import ({one_line(exc)}); reinstall a compatible "
+            f"version: {install_hint(broken, spec.extra)}"
         ) from None
     except (ValueError, OSError, EOFError) as exc:
         from icml26._util.cli import one_line
@@ -228,7 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"icml26 {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress of claims")
     parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bars (also 'icml26 ID VERB ... --quiet')"
+        "-q",
+        "--quiet",
+        "--no-progress",
+        action="store_true",
+        help="no progress bars (also 'icml26 ID VERB ... --quiet' or '--no-progress')",
     )
     sub = parser.add_subparsers(dest="command", metavar="{list,info,reproduce,ID}")
 
@@ -325,10 +343,16 @@ def _run(argv: list[str], systems: Mapping[str, SystemSpec]) -> int:
         if {"-v", "--verbose"} & set(argv):
             _setup_logging(True)
         rest = argv[idx + 1 :]
-        # --quiet before the id (or -q), or anywhere after it: every progress bar off; no system parser sees it
-        if {"-q", "--quiet"} & set(argv[:idx]) or "--quiet" in rest:
+        core = {"-v", "--verbose", "-q", "--quiet", "--no-progress"}
+        unknown = [a for a in argv[:idx] if a not in core]
+        if unknown:  # before the id only the core's own options are read; anything else would be lost silently
+            raise UsageError(f"unknown option {unknown[0]!r} before {first!r}; options of a verb go after it: "
+                             f"icml26 {first} VERB ... {unknown[0]}")  # fmt: skip
+        # --quiet/--no-progress before the id (or -q), or anywhere after it: every progress bar off; no system parser
+        # sees it
+        if {"-q", "--quiet", "--no-progress"} & set(argv[:idx]) or {"--quiet", "--no-progress"} & set(rest):
             set_quiet(True)
-            rest = [a for a in rest if a != "--quiet"]
+            rest = [a for a in rest if a not in ("--quiet", "--no-progress")]
         return dispatch(first, rest, systems)
     parser = build_parser()
     try:
