@@ -17,7 +17,7 @@ TINY = {"latent_budget": 1.0, "hidden": 8, "depth": 1, "n_steps": 3, "batch_size
         "solver": "rk4", "rk4_steps": 2, "random_state": 0}  # fmt: skip
 
 
-@pytest.mark.slow  # about 50 checks x 0.3 s: 15-40 s on the shared 2-core machine
+# not slow: the done-when of issue 53 (about 50 checks x 0.3 s, 15 s on an idle 2-core machine)
 @parametrize_with_checks([DualFlow(**TINY)], expected_failed_checks=lambda est: SKLEARN_EXPECTED_FAILURES)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

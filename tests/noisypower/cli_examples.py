@@ -9,7 +9,7 @@ MATRIX = str(Path(__file__).parent / "data" / "matrix.npy")
 
 EXAMPLES = [
     ["pca", MATRIX, "-k", "2", "--tol", "1e-6", "--max-iter", "500", "--json", "{tmp}/pca.json"],
-    ["pca", MATRIX, "-k", "2", "--method", "npm", "--beta", "0.1", "--seed", "1", "--basis", "{tmp}/basis.npy"],
+    ["pca", MATRIX, "-k", "2", "--method", "npm", "--beta", "0.1", "--seed", "1", "--out", "{tmp}/basis.npy"],
     ["pca", MATRIX, "-k", "1", "--method", "eigsh", "--tol", "1e-8"],
     [
         "decentralized",

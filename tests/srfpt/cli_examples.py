@@ -25,7 +25,7 @@ EXAMPLES = [
     ],
     ["count", "--max-size", "5", "--vars", "2", "--distinct"],
     ["count", "--max-depth", "2", "--json", "-"],
-    ["reduce-clique", "--graph", GRAPH, "-k", "3", "--csv", "{tmp}/inst.csv"],
+    ["reduce-clique", "--graph", GRAPH, "-k", "3", "--out", "{tmp}/inst.csv"],
 ]
 EXAMPLES += [
     ["sample", "pmlb-vineyard", "--out", "{tmp}/v.csv", "-n", "40", "--seed", "2"],

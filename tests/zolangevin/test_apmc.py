@@ -115,6 +115,20 @@ def test_score_prior_learns_and_round_trips(tmp_path):
     assert np.allclose(again.score(x, 0.3), prior.score(x, 0.3))
     with pytest.raises(ValueError, match="trained on 8x8"):
         prior.score(np.zeros((2, 100)), 0.1)
+    with pytest.raises(ValueError, match="device must be"):
+        ScorePrior.load(path, device="tpu")
+
+
+@pytest.mark.gpu
+def test_score_prior_on_cuda_matches_the_cpu(tmp_path):
+    """The same seed draws the same minibatches and noise on every device; the trained priors agree."""
+    images = synthetic_shapes(64, 8, np.random.default_rng(0))
+    cpu = train_score_prior(images, n_steps=20, width=16, batch_size=16)
+    gpu = train_score_prior(images, n_steps=20, width=16, batch_size=16, device="cuda")
+    x = np.random.default_rng(1).uniform(size=(3, 64))
+    assert np.allclose(gpu.score(x, 0.5), cpu.score(x, 0.5), atol=1e-3)
+    gpu.save(tmp_path / "p.pt")
+    assert np.allclose(ScorePrior.load(tmp_path / "p.pt").score(x, 0.5), gpu.score(x, 0.5), atol=1e-5)
     with pytest.raises(OSError):
         ScorePrior.load(tmp_path / "missing.pt")
     torch.save({"nothing": 1}, tmp_path / "bad.pt")

@@ -46,12 +46,15 @@ def _threads(text: str) -> int:
     return bounded_int(1, 256, what="torch threads")(text)
 
 
-def add_device_arguments(parser: argparse.ArgumentParser, *, default_device: str = "auto") -> None:
-    """Add ``--device`` and ``--threads`` to a torch verb's parser."""
+def add_device_arguments(
+    parser: argparse.ArgumentParser, *, default_device: str = "auto", default_threads: int | None = None
+) -> None:
+    """Add ``--device`` and ``--threads`` to a torch verb's parser (``default_threads``: the verb's own choice of
+    CPU threads, ``None`` for torch's; :func:`apply_device_arguments` sets it)."""
     parser.add_argument(
         "--device", type=_device_name, default=default_device, help="torch device: auto, cpu, cuda, cuda:N or mps"
     )
-    add_threads_argument(parser)
+    add_threads_argument(parser, default=default_threads)
 
 
 def add_threads_argument(parser: argparse.ArgumentParser, *, default: int | None = None) -> None:

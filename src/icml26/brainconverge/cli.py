@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     lang.add_argument("--depths", type=_sizes, default="1,2", help="--model zoo: depths, comma-separated")
     lang.add_argument("--seed", type=seed, default=0, help="--model zoo: seed of initialisation and batches")
     add_json_argument(lang, "per-layer and per-ROI scores")
-    add_device_arguments(lang)
+    add_device_arguments(lang, default_threads=1)  # small models and ridge fits: one thread unless told
     return parser
 
 
@@ -415,7 +415,6 @@ def _language(args) -> int:
     check_json_output(args.json)
     if args.context % 2:
         raise ValueError(f"--context must be even; got {args.context}")
-    torch.set_num_threads(1)
     device = apply_device_arguments(args)
     data = load_alice(args.brain, roi_size=args.roi_size)
     data = data.subset(data.subjects[: args.subjects])
@@ -425,7 +424,7 @@ def _language(args) -> int:
             raise ValueError("the zoo's GPT-2s read at most 64 tokens: --context 64 or less")
         checkpoints = (0, args.steps // 4, args.steps // 2, args.steps)
         tok, zoo = train_zoo(args.widths, args.depths, steps=args.steps, context=64, seed=args.seed,
-                             checkpoints=tuple(sorted(set(checkpoints))))  # fmt: skip
+                             checkpoints=tuple(sorted(set(checkpoints))), device=device)  # fmt: skip
         models = [(f"{m.name}@{m.step}", m.net, m.loss) for m in zoo]
     else:
         if args.model == "smollm2":

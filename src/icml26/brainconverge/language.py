@@ -120,9 +120,10 @@ def lm_loss(net, ids: np.ndarray, *, context: int = 64) -> float:
     """Mean next-token cross-entropy [nats] of ``net`` on a token stream, in non-overlapping windows."""
     net.eval()
     total, count = 0.0, 0
+    device = next(net.parameters()).device
     with torch.no_grad():
         for k in range(0, len(ids) - 1, context):
-            x = torch.as_tensor(ids[None, k : k + context + 1])
+            x = torch.as_tensor(ids[None, k : k + context + 1], device=device)
             if x.shape[1] < 2:
                 break
             logits = net(input_ids=x[:, :-1]).logits
@@ -132,11 +133,13 @@ def lm_loss(net, ids: np.ndarray, *, context: int = 64) -> float:
 
 
 def train_zoo(widths=(16, 32, 64), depths=(1, 2), *, steps: int = 400, checkpoints=(0, 50, 100, 200, 400),
-              batch: int = 16, context: int = 64, lr: float = 3e-3, seed: int = 0):  # fmt: skip
+              batch: int = 16, context: int = 64, lr: float = 3e-3, seed: int = 0, device="cpu"):  # fmt: skip
     """Train small word-level GPT-2s on chapters II–XI; return (tokenizer, [ZooModel per model x checkpoint]).
 
     Performance is the held-out loss on chapter XII (lower is better). Every model sees the same batches (one
-    seeded stream); widths x depths x checkpoints span weak to decent models.
+    seeded stream); widths x depths x checkpoints span weak to decent models. ``device``: where the models train
+    and the checkpoints live (the initialisation and the batches are drawn on the CPU, so a seed gives the same
+    models' starting points on every device).
     """
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -155,12 +158,12 @@ def train_zoo(widths=(16, 32, 64), depths=(1, 2), *, steps: int = 400, checkpoin
                 cfg = GPT2Config(vocab_size=len(tok), n_embd=width, n_layer=depth, n_head=max(1, width // 16),
                                  n_positions=context, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
                                  bos_token_id=None, eos_token_id=None)  # fmt: skip
-                net = GPT2LMHeadModel(cfg)
+                net = GPT2LMHeadModel(cfg).to(device)
                 opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=0.01)
                 rng = np.random.default_rng(seed)  # the same batches for every model
                 for step in range(steps + 1):
                     if step in checkpoints:
-                        snap = GPT2LMHeadModel(cfg)
+                        snap = GPT2LMHeadModel(cfg).to(device)
                         snap.load_state_dict(net.state_dict())
                         zoo.append(ZooModel(f"gpt-w{width}-d{depth}", step, width, depth, snap.eval(),
                                             lm_loss(snap, held_ids, context=context)))  # fmt: skip
@@ -168,7 +171,7 @@ def train_zoo(widths=(16, 32, 64), depths=(1, 2), *, steps: int = 400, checkpoin
                         break
                     net.train()
                     starts = rng.integers(0, len(train_ids) - context - 1, batch)
-                    x = torch.as_tensor(np.stack([train_ids[s : s + context + 1] for s in starts]))
+                    x = torch.as_tensor(np.stack([train_ids[s : s + context + 1] for s in starts]), device=device)
                     logits = net(input_ids=x[:, :-1]).logits  # (batch, context, vocab): next-word prediction
                     loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten())
                     opt.zero_grad()

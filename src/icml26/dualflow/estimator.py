@@ -148,7 +148,7 @@ class DualFlow(TransformerMixin, BaseEstimator):
         Zero-variance pixels are then kept (as constants) instead of dropped.
     random_state : int or None
     verbose : bool
-        Show a progress bar while fitting.
+        Show a progress bar while fitting (on a terminal only, and never under ``icml26 --quiet``).
     device : str
         torch device the networks train and run on: ``"cpu"`` (default), ``"cuda"``, ``"cuda:N"``, ``"mps"`` or
         ``"auto"``. Results come back as NumPy arrays on the host whatever the device; ``set_params(device=...)``
@@ -352,7 +352,9 @@ class DualFlow(TransformerMixin, BaseEstimator):
             history = np.zeros((int(self.n_steps), 5))
             from icml26._util.progress import progress
 
-            steps = progress(range(int(self.n_steps)), desc="dualflow fit", disable=not self.verbose)
+            steps = progress(
+                range(int(self.n_steps)), desc="dualflow fit", **({} if self.verbose else {"disable": True})
+            )
             model.train()
             for step in steps:
                 batch = torch.as_tensor(

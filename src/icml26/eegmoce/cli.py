@@ -15,7 +15,7 @@ from icml26._util.cli import (
     nonnegative_float,
     positive_float,
 )
-from icml26._util.device import add_device_arguments, apply_device_arguments
+from icml26._util.device import add_threads_argument, apply_threads
 from icml26._util.io import atomic_output, check_input_file, check_output_path, write_json
 from icml26.eegmoce.config import ARMS
 
@@ -92,7 +92,7 @@ def build_parser() -> ArgumentParser:
         deprecated=("--checkpoint",),
         help="train a final model on all subjects and save it here (.pt)",
     )
-    add_device_arguments(t, default_device="cpu")
+    add_threads_argument(t)  # CPU only: the Lorentz model runs in float64
 
     e = sub.add_parser(
         "explain",
@@ -113,17 +113,13 @@ def build_parser() -> ArgumentParser:
         "--points", type=bounded_int(4, 5000, what="memory"), default=200, help="trials sampled for delta_rel"
     )
     add_json_argument(e, "the explanation")
-    add_device_arguments(e, default_device="cpu")
+    add_threads_argument(e)
     return p
 
 
 def _cpu_only(a) -> None:
-    """Apply --threads; refuse a device other than the CPU (the Lorentz model runs in float64 on the CPU)."""
-    device = apply_device_arguments(a)
-    if device.type != "cpu":
-        raise ValueError(
-            f"--device {a.device}: eegmoce trains and predicts on the CPU only (float64); use --device cpu"
-        )
+    """Apply --threads (the Lorentz model runs in float64 on the CPU: the verbs take no --device)."""
+    apply_threads(a)
 
 
 def _check_json(path: str | None) -> None:

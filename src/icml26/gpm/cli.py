@@ -335,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_json_argument(p, "the final ability, its standard error and the items answered")
     p.set_defaults(func=cmd_session)
 
-    for verb in ("train", "simulate", "session"):  # CPU-only torch verbs (a policy of a few thousand weights)
+    for verb in ("calibrate", "train", "simulate", "session"):  # CPU-only torch verbs (L-BFGS fit, a small policy)
         add_threads_argument(sub.choices[verb])
     return parser
 

@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Reads a real symmetric matrix (.npy, .npz dense or scipy sparse, Matrix Market .mtx, or "
         "SuiteSparse's triplet text 'row col value'), or a bundled SuiteSparse matrix (--suitesparse), and computes "
         "its top-k eigenvectors with ANPM, NPM or ARPACK; prints the eigenvalues and counts, writes the basis with "
-        "--basis PATH (.npy) and a summary with --json PATH. Complex matrices are refused. Example: "
+        "--out PATH (.npy; --basis is its deprecated spelling) and a summary with --json PATH. Complex matrices are "
+        "refused. Example: "
         "icml26 noisypower pca --suitesparse bcsstk16 -k 2 --tol 1e-6 --json bcsstk16.json",
     )
     p.add_argument(
@@ -98,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symmetrize", action="store_true", help="use (A + A^T)/2 for a non-symmetric matrix")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the random start")
     add_json_argument(p, "eigenvalues and counts")
-    p.add_argument("--basis", type=Path, output=True, help="write the (d, k) basis as .npy (to exactly this file)")
+    p.add_argument("--out", "--basis", type=Path, deprecated=("--basis",),
+                   help="write the (d, k) basis as .npy (to exactly this file)")  # fmt: skip
 
     q = sub.add_parser(
         "decentralized",
@@ -139,8 +141,8 @@ def _pca(args) -> int:
     from icml26.noisypower.method import accelerated_noisy_power_method, as_block_operator, noisy_power_method
 
     check_json_output(args.json)
-    if args.basis is not None:
-        check_output_path(args.basis)
+    if args.out is not None:
+        check_output_path(args.out)
     A = _read_matrix(args)
     _, d, A = as_block_operator(A, symmetrize=args.symmetrize)  # validates: square, finite, symmetric
     if args.k >= d:
@@ -186,8 +188,8 @@ def _pca(args) -> int:
                 "seconds": seconds,
             },
         )
-    if args.basis:
-        save_npy(args.basis, basis)
+    if args.out:
+        save_npy(args.out, basis)
     return 0 if converged else 1
 
 

@@ -136,12 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="build the SR instance of a graph and solve both sides by brute force",
         description="Reads an edge list (one 'u v' per line), builds the k-Clique -> symbolic-regression instance "
         "of the W[1]-hardness reduction, solves both sides by brute force and prints whether they agree (exit 1 "
-        "if not); writes the instance with --csv PATH and the results with --json PATH. Example: "
-        "icml26 srfpt reduce-clique --graph edges.txt -k 3 --csv instance.csv --json -",
+        "if not); writes the instance with --out PATH (.csv; --csv is its deprecated spelling) and the results "
+        "with --json PATH. Example: "
+        "icml26 srfpt reduce-clique --graph edges.txt -k 3 --out instance.csv --json -",
     )
     r.add_argument("--graph", required=True, help="edge list file: one 'u v' per line")
     r.add_argument("-k", type=bounded_int(1, 50, what="clique size"), required=True, help="clique size")
-    r.add_argument("--csv", default=None, help="write the SR instance (columns x0.., y) to this CSV file")
+    r.add_argument("--out", "--csv", default=None, deprecated=("--csv",),
+                   help="write the SR instance (columns x0.., y) to this CSV file")  # fmt: skip
     add_json_argument(r, "the results")
 
     p = sub.add_parser(
@@ -293,8 +295,8 @@ def _reduce(args) -> int:
 
     if args.json not in (None, "-"):
         check_output_path(args.json)
-    if args.csv:
-        check_output_path(args.csv, suffixes=(".csv",))
+    if args.out:
+        check_output_path(args.out, suffixes=(".csv",))
     graph = read_edge_list(check_input_file(args.graph, what="edge list"))
     if args.k > graph.number_of_nodes():
         raise ValueError(f"-k {args.k} is larger than the {graph.number_of_nodes()} vertices of {args.graph}")
@@ -307,9 +309,9 @@ def _reduce(args) -> int:
     inst = clique_to_sr(graph, args.k)
     solvable, best = solve_sr_instance(inst)
     clique = has_clique_bruteforce(graph, args.k)
-    if args.csv:
+    if args.out:
         header = ",".join([f"x{j}" for j in range(inst.X.shape[1])] + ["y"])
-        _write_csv(args.csv, np.column_stack([inst.X, inst.y]), header)
+        _write_csv(args.out, np.column_stack([inst.X, inst.y]), header)
     out = {
         "vertices": graph.number_of_nodes(),
         "edges": graph.number_of_edges(),

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, positive_float, seed_int
-from icml26._util.device import add_threads_argument, apply_threads
+from icml26._util.device import add_device_arguments, apply_device_arguments
 from icml26._util.io import check_json_output, check_output_path, save_npy, save_npz, write_json
 
 from .data import TEST_PHOTOS
@@ -151,14 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=SEED, default=0, help="random seed")
     p.add_argument("--out", type=Path, help="save samples, mean and std as .npz (to exactly this file)")
     add_json_argument(p, "the report (also printed)")
-    for verb in ("train-prior", "invert"):  # CPU-only torch verbs: a small score network
-        add_threads_argument(sub.choices[verb])
+    for verb in ("train-prior", "invert"):  # the score network trains and answers queries on --device
+        add_device_arguments(sub.choices[verb])
     return parser
 
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
-    apply_threads(args)
+    if hasattr(args, "device"):
+        args.device = str(apply_device_arguments(args))  # threads set; an unknown or absent device refused here
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         return _run(args)
@@ -179,7 +180,13 @@ def _run(args) -> int:
 
         images = load_images(args.data, size=args.size, root=args.data_root)
         prior = train_score_prior(
-            images, n_steps=args.steps, width=args.width, arch=args.arch, seed=args.seed, data=args.data
+            images,
+            n_steps=args.steps,
+            width=args.width,
+            arch=args.arch,
+            seed=args.seed,
+            data=args.data,
+            device=args.device,
         )
         prior.save(args.out)
         report = {"out": str(args.out), "final_loss": prior.final_loss_, "size": args.size}
@@ -240,7 +247,7 @@ def _invert(args, rng) -> int:
     from .data import load_images, load_photo, load_user_image
     from .prior import ScorePrior
 
-    prior = ScorePrior.load(args.prior)
+    prior = ScorePrior.load(args.prior, device=args.device)
     if args.chains * prior.size**2 > MAX_STEP_ENTRIES // 10:
         raise ValueError(
             f"--chains {args.chains} x {prior.size}x{prior.size} pixels is too large; "
