@@ -18,7 +18,7 @@ validation subjects (drawn by ``model.validation_split``); the fold's 3 test sub
   on the 9 and tested. **The training-free rule** "z-scored heart rate above 0" is scored on both.
 
 The peer with the best validation balanced accuracy (MoCE excluded) is the comparator of the claim
-``eegmat-moce-beats-best-peer-v2`` (``config.BEST_PEER``); the chosen (lr, epochs) pairs are ``config.TUNED``.
+``eegmat-moce-beats-best-peer-v3`` (``config.BEST_PEER``); the chosen (lr, epochs) pairs are ``config.TUNED``.
 Both were copied from this file's output before the judged runs (claims seed stream + 3000).
 """
 

@@ -68,8 +68,8 @@ class TrainConfig:
     epochs: int = 20
     lr: float = 3e-3
     weight_decay: float = 1e-4
-    # the curvatures' lr = lr x this: 100 is where the curvature probe reads live on EEGMAT (0.25; 10x reads 0.009,
-    # inert; README "Curvature liveness"); at 1.0 the curvatures move < 0.1 in 12 epochs
+    # the curvatures' lr = lr x this: at 100 the experts' |K| separate on EEGMAT (v2's rotation probe 0.25; 10x reads
+    # 0.009); the v3 geometry probe is inert at both (README "Curvature liveness"); at 1.0 |K| moves < 0.1 in 12 epochs
     curvature_lr_scale: float = 100.0
     warmup_epochs: int = 1  # curvature lr at 0.01x during warm-up
     curvature_clip: float = 1.0  # grad-norm clip of the curvature parameters
