@@ -23,11 +23,13 @@ spread of the paired difference times ``t_.975 + t_.8`` over ``sqrt(S)``).
   reach at least half their target (the others are reported as not reached). Negative: the untrained student in
   every compressed model's place. Positive: in every slot its own drop of 0.01 planted through the same
   measurement (:func:`_encode_with_drop`: the full model's features with noise mixed in, encoded like a model).
-- ``alice-gptq-v2`` (item 3b, "where the methods differ"): at 3 bits GPTQ lowers r more than RTN does by more than
-  0.01. Negative (A/A): GPTQ3 on an independent calibration batch in RTN3's place. Positive: that A/A pair with a
-  drop of 1.25x the bar planted in the first GPTQ3 through the same measurement.
+- ``alice-gptq-v3`` (item 3b, "where the methods differ"): SmolLM2-135M at 4 bits on all 30 blocks (GPTQ +8 %, RTN
+  +17 % LM loss; the widest student stands in at smoke): GPTQ lowers r more than RTN does by more than 0.02 (the
+  compression band). Negative (A/A): GPTQ4 on an independent calibration batch in RTN4's place. Positive: that A/A
+  pair with a drop of 1.5x the bar planted in the first GPTQ4 through the same measurement. v2 (3 bits on the
+  students, where the methods do not differ) is retired.
 
-v2 draws every seed from a fresh stream (``V2_STREAM``); the modal layer breaks ties by depth
+v2 draws every seed from a fresh stream (``V2_STREAM``), v3 from ``V3_STREAM``; the modal layer breaks ties by depth
 (:func:`A.modal_layer`), not by set order.
 """
 
