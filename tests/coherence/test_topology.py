@@ -2,11 +2,10 @@
 
 import numpy as np
 import pytest
-from scipy.sparse import diags
 
 from icml26.coherence.experiment import coherent_arc_codes
 from icml26.coherence.geometry import Geometry
-from icml26.coherence.topology import arc_contiguity, bottleneck, graph_contiguity, interleaving_check
+from icml26.coherence.topology import arc_contiguity, bottleneck, interleaving_check
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -52,16 +51,6 @@ def test_arc_contiguity_ground_truth():
     assert np.all(s["components"] == 3) and np.all(s["contiguity"] < 0.4)
     dead = arc_contiguity(np.c_[arcs, np.zeros(2000)], theta)
     assert not dead["live"][-1] and np.isnan(dead["contiguity"][-1])
-
-
-def test_graph_contiguity_on_a_path():
-    n = 100
-    adj = diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1]).tocsr()
-    a = np.zeros((n, 2))
-    a[10:30, 0] = 1.0
-    a[10:20, 1] = a[60:70, 1] = 1.0
-    g = graph_contiguity(a, adj)
-    assert g["components"].tolist() == [1, 2] and g["contiguity"].tolist() == [1.0, 0.5]
 
 
 def test_h1_bottleneck_ranks_ground_truth_first():

@@ -37,6 +37,7 @@ __all__ = [
     "minilm_tokens",
     "rotated_digits",
     "rotated_mnist",
+    "sst2_token_split",
     "sst2_tokens",
     "torus_data",
 ]
@@ -244,30 +245,62 @@ def sst2_tokens(n_tokens: int = 3000, seed: int = 0, path=None, batch: int = 32)
     """Contextual embeddings (last layer of MiniLM-L6, d = 384) of ``n_tokens`` word pieces of SST-2 sentences
     taken in a seeded random order ([CLS], [SEP] and padding dropped), standardised; ``groups`` holds each
     token's word-piece id and ``labels`` its text."""
+    return sst2_token_split(n_tokens, 0, seed=seed, path=path, batch=batch)[0]
+
+
+def sst2_token_split(
+    n_tokens: int, n_heldout: int, seed: int = 0, path=None, batch: int = 32
+) -> tuple[Dataset, Dataset | None]:
+    """``sst2_tokens(n_tokens, seed)`` (the same tokens, bit for bit) and ``n_heldout`` word pieces of the
+    sentences that come after them in the seeded order (no sentence shared: the batch the training tokens end in
+    is dropped whole), standardised with the training tokens' mean and scale; ``None`` when ``n_heldout`` is 0."""
     import torch
 
     _check_n(n_tokens, hi=50_000)
+    if n_heldout:
+        _check_n(n_heldout, hi=50_000)
     sentences = load_sst2(path)
     tokenizer, model = _minilm()
     order = np.random.default_rng(seed).permutation(len(sentences))
-    special = set(tokenizer.all_special_ids)
-    rows, ids = [], []
+    special = torch.tensor(sorted(set(tokenizer.all_special_ids)))
+    parts: list[tuple[list, list]] = [([], [])]  # (embeddings, ids) per split: training, then held out
     for start in range(0, len(order), batch):
         chunk = [sentences[i] for i in order[start : start + batch]]
         enc = tokenizer(chunk, padding=True, truncation=True, max_length=64, return_tensors="pt")
         with torch.no_grad():
             hidden = model(**enc).last_hidden_state  # (B, L, 384)
-        keep = enc["attention_mask"].bool() & ~torch.isin(enc["input_ids"], torch.tensor(sorted(special)))
+        keep = enc["attention_mask"].bool() & ~torch.isin(enc["input_ids"], special)
+        rows, ids = parts[-1]
         rows.append(hidden[keep].numpy())
         ids.append(enc["input_ids"][keep].numpy())
-        if sum(len(r) for r in rows) >= n_tokens:
-            break
-    X, groups = np.concatenate(rows)[:n_tokens], np.concatenate(ids)[:n_tokens]
-    if len(X) < n_tokens:
-        raise ValueError(f"the SST-2 sentences hold only {len(X)} word pieces; ask for fewer than {n_tokens}")
-    X = (X - X.mean(0)) / X.std()
-    labels = tokenizer.convert_ids_to_tokens(groups.tolist())
-    return Dataset("sst2-tokens", X.astype(np.float32), None, groups.astype(np.int64), labels)
+        if sum(len(r) for r in rows) >= (n_tokens if len(parts) == 1 else n_heldout):
+            if len(parts) == 2 or not n_heldout:
+                break
+            parts.append(([], []))  # the held-out tokens start at the next batch of sentences
+    if n_heldout and len(parts) < 2:
+        raise ValueError(f"the SST-2 sentences leave no held-out word pieces after {n_tokens}; ask for fewer")
+    out = []
+    for (rows, ids), n in zip(parts, (n_tokens, n_heldout), strict=False):
+        X = np.concatenate(rows)[:n] if rows else np.zeros((0, 384), np.float32)
+        groups = np.concatenate(ids)[:n] if ids else np.zeros(0, np.int64)
+        if len(X) < n:
+            raise ValueError(
+                f"the SST-2 sentences hold only {len(X)} word pieces for a split of {n}; ask for fewer "
+                f"than {n_tokens} + {n_heldout}"
+            )
+        out.append((X, groups))
+    mu, sd = out[0][0].mean(0), out[0][0].std()
+    split = [
+        Dataset(
+            "sst2-tokens",
+            ((X - mu) / sd).astype(np.float32),
+            None,
+            groups.astype(np.int64),
+            tokenizer.convert_ids_to_tokens(groups.tolist()),
+        )
+        for X, groups in out
+    ]
+    return split[0], (split[1] if n_heldout else None)
 
 
 def minilm_tokens(n_tokens: int = 2000, seed: int = 0) -> Dataset:

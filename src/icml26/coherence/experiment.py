@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from icml26.coherence.config import CoherenceConfig
-from icml26.coherence.data import Dataset, circle_data, rotated_mnist, sst2_tokens
+from icml26.coherence.data import Dataset, circle_data, rotated_mnist, sst2_token_split
 from icml26.coherence.geometry import Geometry
 from icml26.coherence.model import fit_autoencoder, fit_l1_matched
 from icml26.coherence.objective import coh_loss
@@ -144,16 +144,18 @@ def mnist_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
 def token_runs(cfg: CoherenceConfig, seed: int) -> dict[str, object]:
     """MiniLM-L6 contextual token embeddings of SST-2 word pieces and three SAE dictionaries (hidden = 0) from
     one initialisation: recon + Coh on the embeddings' kNN-geodesic geometry (Isomap, 8 dims), recon + L1 at
-    Coh's density (swept over ``cfg.token_l1_grid``), recon only. Cached per (config, seed)."""
+    Coh's density (swept over ``cfg.token_l1_grid``), recon only; ``"heldout"``: as many word pieces of the
+    sentences after the training ones (no sentence shared; never trained on). Cached per (config, seed)."""
     key = ("tokens", cfg, seed)
     if key not in _CACHE:
-        data = sst2_tokens(cfg.n_tokens, seed=seed)
+        data, heldout = sst2_token_split(cfg.n_tokens, cfg.n_tokens, seed=seed)
         geometry = Geometry.geodesic(data.X, n_neighbors=10, dim=8, connect=True)
         kw = _fit_kw(cfg, seed, cfg.token_steps, n_features=cfg.token_features, hidden=0)
         coh = fit_autoencoder(data.X, penalty="coh", lam=cfg.lam_coh_tokens, geometry=geometry, **kw)
         sweep = [fit_autoencoder(data.X, penalty="l1", lam=lam, **kw) for lam in cfg.token_l1_grid]
         _CACHE[key] = {
             "data": data,
+            "heldout": heldout,
             "geometry": geometry,
             "coh": coh,
             "l1": _closest(sweep, coh.density),

@@ -18,14 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 
 from icml26.coherence.geometry import Geometry, check_codes
 
 __all__ = [
     "arc_contiguity",
     "bottleneck",
-    "graph_contiguity",
     "interleaving_check",
     "max_lifetime",
     "vr_diagrams",
@@ -169,20 +167,3 @@ def arc_contiguity(
         "live": live,
         "tiling": np.float64(covered.mean()),
     }
-
-
-def graph_contiguity(A, adjacency, *, rel: float = 0.1, rectify: bool = False) -> dict[str, np.ndarray]:
-    """Per-feature contiguity on a general geometry: components of the support (entries above ``rel`` x the
-    feature's peak) in the sample graph ``adjacency`` (n, n sparse); contiguity = mass in the largest one."""
-    A = check_codes(A, rectify=rectify)
-    m = A.shape[1]
-    contig, comps = np.full(m, np.nan), np.zeros(m)
-    live = A.max(0) > 0
-    for j in np.flatnonzero(live):
-        a = A[:, j]
-        sup = np.flatnonzero(a > rel * a.max())
-        n_c, lab = connected_components(adjacency[sup][:, sup], directed=False)
-        mass = np.bincount(lab, weights=a[sup], minlength=n_c)
-        contig[j] = mass.max() / mass.sum()
-        comps[j] = n_c
-    return {"contiguity": contig, "components": comps, "live": live}
