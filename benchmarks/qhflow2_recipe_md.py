@@ -43,12 +43,13 @@ def _row(name, model, test, t_train):
     return res
 
 
-def ablations(seeds: int, steps: int) -> dict:
+def ablations(seeds: int, steps: int, only: tuple[str, ...] = ()) -> dict:
     cfg = C.PRESETS["small"]
     rows = {}
     variants = {
         "SO(2), block MSE": ("so2", {}, 0.0),
         "SO(2), block MSE + orbital energies (eps_weight 1)": ("so2", {}, 1.0),
+        "SO(2), orbital-energy fine-tuning (eps_weight 1 over the last 20 % of steps)": ("so2", {}, (1.0, 0.8)),
         "TP plain": ("tp", {}, 0.0),
         "TP matched (per-l norm, node-conditioned radial MLPs)": ("tp", {"matched": True}, 0.0),
     }
@@ -56,7 +57,10 @@ def ablations(seeds: int, steps: int) -> dict:
         seed = C.TUNED_SEEDS + s
         train, test = C._split("small", seed)
         for name, (kind, extra, w) in variants.items():
-            tc = TrainConfig(steps=steps, batch=cfg.batch, lr=cfg.lr, eps_weight=w)
+            if only and not any(o in name for o in only):
+                continue
+            w, start = w if isinstance(w, tuple) else (w, 0.0)
+            tc = TrainConfig(steps=steps, batch=cfg.batch, lr=cfg.lr, eps_weight=w, eps_from=start)
             t0 = time.perf_counter()
             model = train_h_model(kind, train, tc, seed, channels=cfg.channels, lmax=cfg.lmax, layers=cfg.layers,
                                   **extra)[0]  # fmt: skip
@@ -98,9 +102,18 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/qhflow2_recipe_md.json"))
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1 seed, 30 steps, 24 ethanol frames (a smoke run)")
+    ap.add_argument("--only", action="append", default=[], help="run only the ablation rows containing this text "
+                    "and merge them into an existing --out (repeatable)")  # fmt: skip
     args = ap.parse_args()
     torch.set_num_threads(1)
     steps = 30 if args.quick else 300
+    if args.only:
+        result = json.loads(args.out.read_text())
+        key = "ablations (water HF/STO-3G, small split)"
+        result[key] |= ablations(1 if args.quick else args.seeds, steps, tuple(args.only))
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.out}")
+        return
     result = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, 1 torch thread",
         "ablations (water HF/STO-3G, small split)": ablations(1 if args.quick else args.seeds, steps),

@@ -10,6 +10,8 @@ EXAMPLES = [
      "--lmax", "1", "--layers", "1", "--lr", "0.003", "--out", "{tmp}/so2.pt", "--json", "{tmp}/train.json"],
     ["train", "--data", "{tmp}/w.npz", "--model", "mlip", "--steps", "1", "--channels", "4", "--lmax", "1",
      "--out", "{tmp}/mlip.pt"],
+    ["train", "--data", "{tmp}/w.npz", "--model", "tp", "--matched", "--eps-weight", "1", "--eps-from", "0.5",
+     "--steps", "1", "--channels", "4", "--lmax", "1", "--layers", "1", "--out", "{tmp}/tp.pt"],
     ["evaluate", "--checkpoint", "{tmp}/so2.pt", "--data", "{tmp}/w.npz", "--frames", "1", "--json", "{tmp}/e.json"],
     ["predict", "{tmp}/w.xyz", "--checkpoint", "{tmp}/so2.pt", "--unit", "angstrom", "--out", "{tmp}/p.npz",
      "--json", "{tmp}/p.json"],

@@ -120,5 +120,7 @@ def test_the_orbital_energy_loss_moves_the_model(tiny_ds):
     aligned, l1 = train_h_model("so2", tiny_ds, TrainConfig(steps=5, batch=4, eps_weight=10.0), 0, **kw)
     assert l1[0] > l0[0]  # the same first batch and initialisation: the eps term adds to the loss
     assert any(not torch.equal(p, q) for p, q in zip(plain.parameters(), aligned.parameters()))
+    _, l2 = train_h_model("so2", tiny_ds, TrainConfig(steps=5, batch=4, eps_weight=10.0, eps_from=0.6), 0, **kw)
+    assert l2[:3] == l0[:3] and l2[3] != l0[3]  # fine-tuning: the eps term joins at step 3 of 5
     with pytest.raises(ValueError, match="eps_weight"):
         train_h_model("so2", tiny_ds, TrainConfig(steps=1, eps_weight=-1.0), 0, **kw)

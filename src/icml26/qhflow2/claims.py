@@ -7,7 +7,11 @@
 - ``hamiltonian-beats-mlip-on-energy-v3``: E from the predicted H at least 2x more accurate than the MLIP's direct
   E, same training frames;
 - ``scaling-v3``: H error falls by more than 11 % with twice the width and with four times the data, and lower H
-  error gives lower E error.
+  error gives lower E error;
+- ``so2-beats-tuned-tp-v1`` (issue 50): with the same lr x width tuning grid, chosen on validation frames, the SO(2)
+  model's H error is > 11 % below the matched tensor-product baseline's, at no more parameters;
+- ``energy-vs-mace-v1`` / ``forces-match-mace-v1`` (issue 50): E from the predicted H at least 2x more accurate than
+  MACE's (mace-torch, same frames, same tuning budget), and F within 1.5x of MACE's.
 
 Contract v3: every claim runs three arms on the same seeds and measurement. Comparisons' negative controls are A/A
 runs (the baseline's recipe trained again on its own seed stream, ``stream=1`` in :func:`_trained`), and positive

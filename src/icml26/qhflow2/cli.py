@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="so2/tp/mlp: weight of the occupied orbital energies' MSE next to the block MSE (0: off)",
     )
+    t.add_argument("--eps-from", type=bounded_float(0.0, 0.99, what="a fraction of the steps"), default=0.0,
+                   help="switch the orbital-energy term on after this fraction of the steps (0.8: fine-tuning over "
+                   "the last 20 %%)")  # fmt: skip
     t.add_argument(
         "--steps",
         type=bounded_int(1, 1000000, what="0 steps would save an untrained model"),
@@ -168,7 +171,8 @@ def _train(args) -> int:
         raise ValueError(f"--matched applies to --model tp, not {args.model}")
     if args.eps_weight > 0 and args.model in ("mlip", "mace"):
         raise ValueError(f"--eps-weight applies to Hamiltonian models (so2, tp, mlp), not {args.model}")
-    tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, eps_weight=args.eps_weight, progress=None)
+    tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, eps_weight=args.eps_weight,
+                     eps_from=args.eps_from, progress=None)  # fmt: skip
     kw = {"channels": args.channels, "lmax": args.lmax, "layers": args.layers}
     if args.matched:
         kw["matched"] = True

@@ -32,6 +32,7 @@ class TrainConfig:
     # Hamiltonian models: weight of the occupied orbital energies' MSE [Ha^2] next to the block MSE [Ha^2] (QHFlow's
     # orbital-energy alignment, here as a joint loss; 0 = off, the blocks alone)
     eps_weight: float = 0.0
+    eps_from: float = 0.0  # the eps term is on from this fraction of the steps on (0.8: a QHFlow-style fine-tuning)
     progress: bool | None = False  # a step bar; None: tqdm's auto (only on a terminal, none under --quiet)
 
 
@@ -72,19 +73,22 @@ def train_h_model(kind: str, ds: HamiltonianDataset, cfg: TrainConfig, seed: int
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(cfg.steps, 1))
     gen = torch.Generator().manual_seed(seed)
-    if cfg.eps_weight < 0:
-        raise ValueError(f"eps_weight must be >= 0, got {cfg.eps_weight}")
+    if cfg.eps_weight < 0 or not 0.0 <= cfg.eps_from < 1.0:
+        raise ValueError(f"eps_weight must be >= 0 and eps_from in [0, 1), got {cfg.eps_weight}, {cfg.eps_from}")
+    eps_start = int(cfg.eps_from * cfg.steps)
     if cfg.eps_weight > 0:
         U = torch.tensor(layout.embedding(ds.Z)[0], dtype=torch.float32)  # (n*P, nao) slots -> PySCF AOs
         X = torch.tensor(lowdin(ds.S), dtype=torch.float32)  # (F, nao, nao) S^-1/2
         n_occ = int(np.sum(ds.Z)) // 2
         eps_true = orbital_energies(torch.tensor(ds.H, dtype=torch.float32), X, n_occ)  # (F, n_occ)
     losses = []
-    for _ in _steps(cfg, f"train {kind}"):
+    for step in _steps(cfg, f"train {kind}"):
         idx = torch.randint(0, len(ds), (min(cfg.batch, len(ds)),), generator=gen)
         pred = model(ds.Z, pos[idx])
         loss = ((pred - tgt[idx]) ** 2)[:, pm].mean()
-        if cfg.eps_weight > 0:  # occupied orbital energies of the predicted H (differentiable eigvalsh)
+        if (
+            cfg.eps_weight > 0 and step >= eps_start
+        ):  # occupied orbital energies of the predicted H (differentiable eigvalsh)
             B, n = pred.shape[:2]
             H_ao = U.T @ pred.transpose(2, 3).reshape(B, n * layout.P, n * layout.P) @ U  # (B, nao, nao)
             eps = orbital_energies(H_ao, X[idx], n_occ)
