@@ -547,37 +547,77 @@ def _language_alignment(scale: str, seed: int, bold: np.ndarray) -> np.ndarray:
     return np.array([encode(f, bold, alice.nuisance).r.mean() for f in feats])
 
 
-@claim(
-    "brainconverge/real-performance-alignment-v1",
-    statement="On real language fMRI (28 listeners of Alice in Wonderland chapter 1, 6 language ROIs), across a "
-    "zoo of word-level GPT-2s trained on the book's other chapters (3 widths x 2 depths, 6 checkpoints each), "
-    "models with lower held-out loss (chapter XII) predict the ROIs better: Spearman rho(-loss, alignment) > 0.5, "
-    "where alignment is the held-out encoding r (ridge, contiguous 4-block CV with 5-TR gaps, layer chosen on the "
-    "training blocks, nuisance regressors removed), mean over listeners and ROIs. Bar fixed before the first run",
-    paper="Abstract: higher-performing models develop stronger brain correspondence (r = 0.89 for language models)",
-    control="A/A: the same zoo and features against each listener's time course circularly shifted by its own "
-    f"random offset (>= {MIN_SHIFT} TRs; an independent draw per seed): the story-brain correspondence removed, the "
-    "BOLD's autocorrelation kept; rho scatters around 0 and the claim must fail",
-    positive="the A/A arm's alignments plus a performance-tracking part read with noise, sized so that its "
-    "expected correlation with performance is 1.25 x the 0.5 bar: can the measurement see an effect just above it?",
-    mechanisms=("story-alignment",),
-    judge=(Interval("Spearman rho (-loss, alignment)", above=RHO_BAR),),
-)
-def real_performance_alignment(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+#: real-performance-alignment-v2: rho(real brain) - rho(shifted brain) must exceed this margin (fixed before v2's
+#: first run, from v1: its shifted A/A read rho 0.32 on average and up to 0.71, the real brain 0.85)
+RHO_MARGIN = 0.2
+#: the seed stream v2 and the other issue-45 referee versions are judged on (v1 used seeds 0-4)
+REAL_FRESH = 2000
+
+
+def _performance_rho(scale: str, seed: int, bold: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Spearman rho(-held-out loss, alignment) over the zoo's entries, with the performances and alignments."""
     from scipy import stats
 
+    zoo, _ = language_world(scale, seed)
+    perf = -np.array([m.loss for m in zoo])
+    align = _language_alignment(scale, seed, bold)
+    return float(stats.spearmanr(perf, align)[0]), perf, align
+
+
+def _model_bootstrap_rho(zoo, perf: np.ndarray, align: np.ndarray, rng: np.random.Generator, n: int = 1000):
+    """95 % interval of rho over models: resample the zoo's models (each with all its checkpoints)."""
+    from scipy import stats
+
+    names = list(dict.fromkeys(m.name for m in zoo))
+    rows = {name: [i for i, m in enumerate(zoo) if m.name == name] for name in names}
+    rhos = []
+    for _ in range(n):
+        idx = np.concatenate([rows[names[k]] for k in rng.integers(0, len(names), len(names))])
+        if np.ptp(perf[idx]) > 0 and np.ptp(align[idx]) > 0:
+            rhos.append(stats.spearmanr(perf[idx], align[idx])[0])
+    return tuple(np.nanpercentile(rhos, [2.5, 97.5])) if rhos else (float("nan"), float("nan"))
+
+
+@claim(
+    "brainconverge/real-performance-alignment-v2",
+    statement="On real language fMRI (28 listeners of Alice in Wonderland chapter 1, 6 language ROIs), across a zoo "
+    "of word-level GPT-2s trained on the book's other chapters (3 widths x 2 depths, 6 checkpoints each), models "
+    "with lower held-out loss (chapter XII) predict the real ROIs better than they predict a story-free brain: "
+    "Spearman rho(-loss, alignment) on the real BOLD minus the same rho on each listener's BOLD circularly shifted "
+    f"(>= {MIN_SHIFT} TRs, an independent offset per listener) > {RHO_MARGIN}, where alignment is the held-out "
+    "encoding r (ridge, contiguous 4-block CV with 5-TR gaps, layer chosen on the training blocks, nuisance removed), "
+    "mean over listeners and ROIs. v1 judged rho alone; its shifted A/A read rho up to 0.71, so part of rho is "
+    "generic to autocorrelated BOLD. Rho pools checkpoints along training (6 distinct models): it mixes 'better "
+    "models' with 'more trained models'. Margin fixed before the first run; seeds + 2000",
+    paper="Abstract: higher-performing models develop stronger brain correspondence (r = 0.89 for language models)",
+    control="A/A: two story-free brains (each listener's time course shifted by two independent offsets): rho(shift "
+    "b) - rho(shift a) scatters around 0 and must not exceed the margin",
+    positive=f"the A/A pair with shift b's alignments given a performance-tracking part read with noise, sized so that "
+    f"its expected rho exceeds rho(shift a) by 1.25 x the {RHO_MARGIN} margin: the same rho difference and verdict",
+    mechanisms=("story-alignment",),
+    judge=(Interval("rho(real) - rho(shifted)", above=RHO_MARGIN),),
+)
+def real_performance_alignment(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    seed += REAL_FRESH
     alice = _alice(scale.value)
     zoo, _ = language_world(scale.value, seed)
-    perf = -np.array([m.loss for m in zoo])
-    bold = alice.bold
-    if arm is not Arm.CLAIM:
-        bold = _shifted(bold, np.random.default_rng([seed, AA_STREAM, 61]))
-    align = _language_alignment(scale.value, seed, bold)
-    if arm is Arm.POSITIVE:
-        align = planted_alignment(align, perf, 1.25 * RHO_BAR, np.random.default_rng([seed, AA_STREAM, 67]))
-    rho = float(stats.spearmanr(perf, align)[0])
-    pearson = float(np.corrcoef(perf, align)[0, 1])
-    holds = rho > RHO_BAR
+    shifted_a = _shifted(alice.bold, np.random.default_rng([seed, AA_STREAM, 61]))
+    rho_ref, _, _ = _performance_rho(scale.value, seed, shifted_a)
+    if arm is Arm.CLAIM:
+        rho, perf, align = _performance_rho(scale.value, seed, alice.bold)
+    else:
+        rho, perf, align = _performance_rho(
+            scale.value, seed, _shifted(alice.bold, np.random.default_rng([seed, AA_STREAM, 62]))
+        )
+        if arm is Arm.POSITIVE:
+            from scipy import stats
+
+            target = float(np.clip(rho_ref + 1.25 * RHO_MARGIN, 0.0, 0.85))  # the plant's reachable range
+            align = planted_alignment(align, perf, target, np.random.default_rng([seed, AA_STREAM, 67]))
+            rho = float(stats.spearmanr(perf, align)[0])
+    diff = rho - rho_ref
+    low, high = _model_bootstrap_rho(zoo, perf, align, np.random.default_rng([seed, 71]))
+    holds = diff > RHO_MARGIN
     fig, ax = _figure()
     for name in dict.fromkeys(m.name for m in zoo):
         idx = [i for i, m in enumerate(zoo) if m.name == name]
@@ -589,16 +629,19 @@ def real_performance_alignment(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) ->
     return ClaimResult(
         "holds" if holds else "fails",
         measured={
+            "rho(real) - rho(shifted)": diff,
             "Spearman rho (-loss, alignment)": rho,
-            "Pearson r (-loss, alignment)": pearson,
-            "best alignment (encoding r)": float(align.max()),
+            "rho on the shifted brain (reference)": rho_ref,
+            "rho 95% interval over models, low (bootstrap)": low,
+            "rho 95% interval over models, high (bootstrap)": high,
+            "Pearson r (-loss, alignment)": float(np.corrcoef(perf, align)[0, 1]),
             "alignment of the final models": float(align[final].mean()),
-            "alignment at step 0": float(align[[i for i, m in enumerate(zoo) if m.step == 0]].mean()),
             "zoo entries (model x checkpoint)": len(zoo),
+            "distinct models": len(set(m.name for m in zoo)),
             "listeners": alice.bold.shape[0],
         },
         paper={"r (language models)": 0.89},
-        reason="" if holds else f"rho = {rho:.3f} <= {RHO_BAR}",
+        reason="" if holds else f"rho difference {diff:.3f} <= {RHO_MARGIN}",
         figures={"alignment-vs-performance": fig},
     )
 
@@ -673,7 +716,7 @@ def real_region(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     )
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def language_trajectories(scale: str, seed: int):
     """Each zoo model's training trajectory on the real brain: (name, alignment_t, performance_t), with alignment
     the held-out encoding r (mean over listeners and ROIs) and performance the negative held-out loss, at every
@@ -712,19 +755,20 @@ def plant_direction(cause: np.ndarray, effect: np.ndarray, coupling: float) -> n
 
 
 @claim(
-    "brainconverge/real-granger-v2",
+    "brainconverge/real-granger-v3",
     statement="On real language fMRI (Alice), along the training trajectories of a zoo of word-level GPT-2s (3 "
     "widths x 2 depths, 21 checkpoints every 20 steps at small), past alignment (held-out encoding r) predicts "
     "future performance (- held-out loss) more than the reverse, beyond what any learning curve's alignment does: "
     "bidirectional Granger tests on first differences (lag by AIC up to 2, Wald F with HC3 errors) give the "
     "asymmetry A = mean over models of log10 p(perf -> align) - log10 p(align -> perf); A(own alignment) - A(the "
     "same-size model's alignment in an independently seeded zoo) > 0 over seeds. Bar fixed before the first run "
-    "(v1 judged A alone: its A/A held on 2 of 3 smoke seeds, so part of A is generic to learning curves)",
+    "(v1 judged A alone: its A/A held on 2 of 3 smoke seeds, so part of A is generic to learning curves; v3: the A/A "
+    "takes two zoos of its own, so it shares no term with the claim's difference); seeds + 2000",
     paper="Abstract: past alignment predicts future performance more reliably than the reverse (bidirectional "
     "Granger tests)",
     control="A/A: the claim's difference with both sides cross-zoo (each model's performance against the alignment "
-    "of the same-size model of two further, independently seeded zoos): the generic part cancels, so the "
-    "difference scatters around 0 and the claim must fail",
+    "of the same-size model of two further, independently seeded zoos, neither of them the claim's reference zoo): "
+    "the generic part cancels, so the difference scatters around 0 and the claim must fail",
     positive="the A/A difference with alignment -> performance planted into its first cross-zoo pair: 0.6 s.d. of "
     "performance's increments times the previous standardised alignment increment (the synthetic Granger claim's "
     "coupling), through the same tests and verdict",
@@ -732,18 +776,20 @@ def plant_direction(cause: np.ndarray, effect: np.ndarray, coupling: float) -> n
     judge=(Interval("asymmetry: own - other zoo's alignment", above=0.0),),
 )
 def real_granger(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    cfg = PRESETS[scale.value]
+    cfg, seed = PRESETS[scale.value], seed + REAL_FRESH
     traj = language_trajectories(scale.value, seed)
-    other = language_trajectories(scale.value, seed + AA_STREAM)  # an independently seeded zoo
     perf_of = [perf for _, _, perf in traj]
-    cross = [(al, perf) for (_, al, _), perf in zip(other, perf_of, strict=True)]
+
+    def cross(k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each model's performance against the same-size model's alignment in the zoo seeded ``seed + k x AA``."""
+        other = language_trajectories(scale.value, seed + k * AA_STREAM)
+        return [(al, perf) for (_, al, _), perf in zip(other, perf_of, strict=True)]
+
     if arm is Arm.CLAIM:
         pairs = [(al, perf) for _, al, perf in traj]
-        reference = cross
-    else:
-        third = language_trajectories(scale.value, seed + 2 * AA_STREAM)
-        reference = [(al, perf) for (_, al, _), perf in zip(third, perf_of, strict=True)]
-        pairs = cross
+        reference = cross(1)
+    else:  # two zoos of its own: no term shared with the claim's difference
+        pairs, reference = cross(2), cross(3)
         if arm is Arm.POSITIVE:
             pairs = [(al, plant_direction(al, perf, cfg.lm_planted_coupling)) for al, perf in pairs]
     d, ref = _direction(pairs, cfg.lm_granger_maxlag), _direction(reference, cfg.lm_granger_maxlag)
