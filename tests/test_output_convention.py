@@ -70,9 +70,10 @@ CPU_ONLY = {
     ("gpm", "real-data"): "no model",
     ("gpm", "session"): "no model beyond the policy's few thousand weights",
     ("qhflow2", "build-dataset"): "PySCF labels on the CPU",
-    ("qhflow2", "train"): "e3nn models of molecules up to 30 atoms, not yet device-aware (issue 50)",
-    ("qhflow2", "evaluate"): "E and F go through PySCF on the CPU",
-    ("qhflow2", "predict"): "E and F go through PySCF on the CPU",
+    ("qhflow2", "train"): "e3nn models of molecules up to 30 atoms trained beside PySCF labels on the CPU; a device "
+    "path is not built (--threads)",
+    ("qhflow2", "evaluate"): "E and F go through PySCF on the CPU (--threads for the model)",
+    ("qhflow2", "predict"): "E and F go through PySCF on the CPU (--threads for the model)",
     ("ucast", "simulate"): "NumPy flow simulator",
     ("ucast", "evaluate"): "no model: scores of a forecast file",
     ("zolangevin", "sample"): "NumPy samplers on analytic targets",
@@ -116,7 +117,7 @@ SECONDARY_OUTPUTS = {
 THREADLESS = ("no model", "no torch", "no LM", "NumPy", "PySCF", "scores saved codes")
 
 #: systems whose CPU-only verbs have not been given --threads yet (their builders are working on them)
-THREADS_PENDING = {"qhflow2", "smoothspike"}
+THREADS_PENDING = {"smoothspike"}
 
 
 def _verbs(system_id: str) -> dict[str, argparse.ArgumentParser]:

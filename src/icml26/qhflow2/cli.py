@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_float, bounded_int, learning_rate
+from icml26._util.device import add_threads_argument
 from icml26._util.io import atomic_output, check_input_file, check_json_output, check_output_path, write_json
 
 MODELS = ("so2", "tp", "mlp", "mlip", "mace")
@@ -120,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spin", type=_charge, default=0, help="2S (only 0: closed-shell RKS)")
     p.add_argument("--out", type=Path, help="write H (PySCF AO order), S, E, F, eps as .npz here")
     add_json_argument(p, "E [Ha] and F [Ha/Bohr]")
+    for cpu_only in (t, e, p):  # e3nn models of small molecules beside PySCF on the CPU: one thread unless told
+        add_threads_argument(cpu_only, default=1)
     return parser
 
 
@@ -165,7 +168,7 @@ def _train(args) -> int:
     from icml26.qhflow2.train import TrainConfig, save_checkpoint, train_h_model, train_mlip
 
     _outputs(args.out, json=args.json)
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     ds = load_dataset(args.data)
     if args.matched and args.model != "tp":
         raise ValueError(f"--matched applies to --model tp, not {args.model}")
@@ -216,7 +219,7 @@ def _evaluate(args) -> int:
     from icml26.qhflow2.train import evaluate_h_model, evaluate_mlip, load_checkpoint
 
     _outputs(json=args.json)
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     model, ck = load_checkpoint(args.checkpoint)
     ds = load_dataset(args.data)
     _check_compatible(ck, ds, f"data set {args.data}")
@@ -246,7 +249,7 @@ def _predict(args) -> int:
 
     _outputs(args.out, json=args.json)
     check_input_file(args.xyz, what="XYZ file")
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     model, ck = load_checkpoint(args.checkpoint)
     geom = check_geometry(read_xyz(args.xyz, args.unit), charge=args.charge, spin=args.spin)
     empty = np.zeros((0, 1, 1))

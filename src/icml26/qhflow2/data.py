@@ -402,10 +402,10 @@ def build_dataset(molecule: str | Geometry, n_frames: int, *, basis: str = "sto-
         raise ValueError(f"unknown sampling method {method!r} (normal-modes or bomd)")
     labs = []
     it = range(n_frames)
-    if progress is not False:  # None: tqdm's auto (a bar only on a terminal; none under --quiet)
+    if progress is not False:  # None or True: a bar on a terminal only, none under --quiet
         from icml26._util.progress import progress as bar
 
-        it = bar(it, desc=f"PySCF {xc}/{basis} {geom.name}", unit="frame", disable=None if progress is None else False)
+        it = bar(it, desc=f"PySCF {xc}/{basis} {geom.name}", unit="frame")  # on a terminal only, never under --quiet
     dm = None
     for k in it:
         lab = label(geom.Z, frames[k], basis, xc, dm0=dm)
