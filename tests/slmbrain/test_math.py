@@ -170,7 +170,7 @@ def test_match_damage_finds_the_strength_of_a_target_loss():
 
 
 def _same_weights(a: torch.nn.Module, b: torch.nn.Module) -> float:
-    return max(float((pa - pb).abs().max()) for pa, pb in zip(a.parameters(), b.parameters(), strict=True))
+    return max(float((pa - pb).detach().abs().max()) for pa, pb in zip(a.parameters(), b.parameters(), strict=True))
 
 
 @pytest.mark.parametrize("method", ["gptq", "wanda"])

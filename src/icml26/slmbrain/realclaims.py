@@ -133,7 +133,8 @@ def _student_encoding(scale: Scale, width: int, seed: int, trained: bool) -> A.S
 def block_layer(scale: Scale, seed: int) -> str:
     """The widest trained student's layer for the compression claims: the modal CV choice among its block outputs
     (``hidden_1`` ...; ``hidden_0``, the embeddings, is untouched by compressing the blocks, so a comparison read
-    there would test the methods where nothing changes). Chosen on training blocks like every layer here."""
+    there would test the methods where nothing changes). Each fold chooses on its training blocks, but the mode over
+    folds has seen every block (each fold's test block too): not nested; both arms of a comparison share it."""
     key = ("block layer", scale, seed)
     if key not in _CACHE:
         cfg = REAL[scale]
