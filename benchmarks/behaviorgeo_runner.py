@@ -8,7 +8,8 @@ model, FLOPs per trial, and the compute bound of this CPU measured in the same r
      16, the candidates' first-token log-probabilities;
    - new: ``runner.run_fc_fast`` -- the shared prefix cached once, the trial's own tokens plus every candidate's
      answer tokens packed in one row under a tree mask, batches of 32; ``sum`` (all answer tokens, the default)
-     and ``word`` (first token only: the old scoring, like for like).
+     and ``word`` (first token only: the old scoring, like for like), and ``sum`` calibrated (a second,
+     content-free-cue branch in the same packed row: what the claims run).
 2. **Free association**: old ``lm.run_free_association`` (HF ``generate``, left padding, batches of 16) vs new
    ``runner.run_fa_fast`` (prefix cache, batches of 64); 16 new tokens at most.
 3. **Compute bound**: fp32 matmul GFLOP/s of this CPU at the model's own shapes (tokens x hidden times hidden x
@@ -76,8 +77,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/behaviorgeo_runner.json"))
     ap.add_argument("--model", default="smollm2", help="smollm2 or a local transformers folder")
-    ap.add_argument("--old-trials", type=int, default=48)
-    ap.add_argument("--new-trials", type=int, default=192)
+    ap.add_argument("--old-trials", type=int, default=32)
+    ap.add_argument("--new-trials", type=int, default=96)
     ap.add_argument("--fa-runs", type=int, default=64)
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -100,11 +101,12 @@ def main() -> None:
     old_flops = legacy_fc_flops(model, tok, vocab, list(range(args.old_trials)))
     res["old (whole prompt, first token, batch 16)"] = {"trials/s": args.old_trials / t,
                                                          "GFLOP/trial": old_flops / 1e9}  # fmt: skip
-    for scoring in ("sum", "word"):
+    for scoring, cal in (("sum", False), ("word", False), ("sum", True)):
         st: dict = {}
-        _, t = timed(lambda s=scoring, st=st: run_fc_fast(model, tok, vocab, None, batch=32, scoring=s, stats=st,
-                                                          max_trials=args.new_trials))  # fmt: skip
-        res[f"new ({scoring}, prefix cache, packed, batch 32)"] = {
+        kw = {"batch": 32, "scoring": scoring, "calibrate": cal, "stats": st, "max_trials": args.new_trials}
+        _, t = timed(lambda kw=kw: run_fc_fast(model, tok, vocab, None, **kw))
+        name = f"{scoring}{', calibrated' if cal else ''}"
+        res[f"new ({name}, prefix cache, packed, batch 32)"] = {
             "trials/s": args.new_trials / t,
             "GFLOP/trial": st["flops"] / st["trials"] / 1e9,
             "tokens computed/trial": st["tokens"] / st["trials"],

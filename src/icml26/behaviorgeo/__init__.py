@@ -2,9 +2,10 @@
 
 Behavioural geometry (forced-choice and free-association counts -> PPMI -> cosine) against layerwise
 hidden-state geometry (mean-centred cosine) by RSA over sampled pairs, NN@k overlap and held-out-words ridge
-regression; a simulated subject with ground truth; a runner for any transformers causal LM (batched log-prob
-forced choice, sampled free association, resumable Parquet trial store, four hidden-state strategies) with
-SmolLM2-135M-Instruct offline. See README.md.
+regression; a simulated subject with ground truth; a fast trial runner for any transformers causal LM (forced
+choice scored on a shared prompt-prefix KV cache with all candidates packed in one row, batched cached free
+association, resumable Parquet trial store, four hidden-state strategies) with SmolLM2-135M-Instruct offline
+and a 1,060-noun vocabulary. See README.md.
 """
 
 from icml26._util.lazy import lazy_exports

@@ -353,7 +353,8 @@ def _norms(lm: dict, S: np.ndarray) -> dict[str, float]:
 @claim(
     "behaviorgeo/lm-fc-beats-fa-v1",
     statement="On SmolLM2-135M-Instruct over 1,060 nouns (2 forced-choice trials of 16 candidates per cue, summed "
-    "answer log-probabilities; one sampled free-association run of 5 associates per cue), the RSA between "
+    "answer log-probabilities calibrated by a content-free cue; one sampled free-association run of 5 associates "
+    "per cue), the RSA between "
     "forced-choice PPMI geometry and the model's task-FC hidden-state geometry exceeds that of free association "
     "by more than 0.02 on held-out words, each geometry at the layer where it aligns best on the other half of "
     "the words (paired over seeds = word splits; a paired bootstrap over words is reported)",
