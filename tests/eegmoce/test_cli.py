@@ -75,13 +75,13 @@ BAD = [
     (["train", "--data", str(DATA / "tiny.npz"), "--curvature-init", "0"], "must be > 0"),
     (["train", "--data", str(DATA / "tiny.npz"), "--curvature-init", "-1"], "must be > 0"),
     (["train", "--data", str(DATA / "tiny.npz"), "--curvature-init", "0.005"], "curvature initialisation"),
-    (["explain", "--checkpoint", "{tmp}/junk.pt"], "cannot read checkpoint"),
+    (["explain", "--checkpoint", "{tmp}/junk.pt"], "not an eegmoce checkpoint"),
     (["explain", "--checkpoint", str(DATA / "tiny.pt"), "--data", "{tmp}/fs_high.npz"], "sampling-rate mismatch"),
     (["simulate", "--subjects", "1000", "--out", "{tmp}/x.npz"], "memory"),
     (["train", "--data", "{tmp}/strlabels.npz"], "integers"),
     (["train", "--data", "{tmp}/missing.npz"], "missing.npz"),
     (["explain", "--checkpoint", str(DATA / "tiny.pt"), "--data", "{tmp}/othershape.npz"], "does not fit"),
-    (["explain", "--checkpoint", str(DATA / "tiny.npz")], "cannot read checkpoint"),
+    (["explain", "--checkpoint", str(DATA / "tiny.npz")], "not an eegmoce checkpoint"),
     (["train", "--data", str(DATA / "tiny.npz"), "--prior", "1e300"], "too large"),
     (["train", "--data", str(DATA / "tiny.npz"), "--prior", "1000"], "swamps"),
     (["train", "--data", str(DATA / "tiny.npz"), "--lr", "1e300"], "too large"),
@@ -120,6 +120,16 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys, argv, msg):
     assert len(lines) == 1 and msg in lines[0] and "Traceback" not in err
     assert not out_json.exists() and not (tmp_path / "x.npz").exists()
     assert not list(tmp_path.glob(".*.part"))
+
+
+def test_explain_on_a_text_file_says_not_an_eegmoce_checkpoint(tmp_path, capsys):
+    """A text file (e.g. a README passed by mistake) gets our one line, not torch's weights_only advice."""
+    md = tmp_path / "README.md"
+    md.write_text("# eegmoce\n\nnot a checkpoint\n")
+    code, _, err = run(["explain", "--checkpoint", str(md)], capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1
+    assert f"{md} is not an eegmoce checkpoint" in lines[0] and "weights_only" not in err
 
 
 def test_cli_arms_are_the_models_arms():

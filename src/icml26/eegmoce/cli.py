@@ -233,9 +233,10 @@ def load_checkpoint(path: str):
     p = check_input_file(path, what="checkpoint")
     try:
         ck = torch.load(p, map_location="cpu", weights_only=True)
-    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, UnicodeDecodeError) as exc:
+    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, UnicodeDecodeError):
+        # torch's own text (e.g. the weights_only advice) would mislead here: the file is simply not ours
         raise ValueError(
-            f"cannot read checkpoint {p}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            f"{p} is not an eegmoce checkpoint (a .pt written by 'eegmoce train --out'; torch cannot read it as one)"
         ) from None
     keys = {"state", "arm", "model_config", "fs", "n_classes", "names", "shapes"}
     if not isinstance(ck, dict) or not keys <= set(ck):
