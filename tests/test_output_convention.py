@@ -110,7 +110,6 @@ CPU_ONLY = {
 SECONDARY_OUTPUTS = {
     ("brainconverge", "report"): "--plot is a figure beside the JSON summary",
     ("nanoassembly", "assemble"): "--render is a picture of the assembly beside the JSON summary",
-    ("behaviorgeo", "report"): "--md/--plot render a JSON report (pending: --md becomes --out after issue 49's build)",
 }
 
 #: CPU_ONLY reasons that mean "no torch work", so no --threads either; every other CPU-only verb takes --threads

@@ -12,5 +12,5 @@ EXAMPLES = [
      "--temperature", "0.7", "--out", "{tmp}/fa"],
     ["compare", "--trials", "{tmp}/fc", "{tmp}/fa", "--model", "tiny", "--strategy", "meaning", "--baselines",
      "none", "--pairs", "100", "--k", "3", "--json", "{tmp}/cmp.json"],
-    ["report", "--compare", "{tmp}/cmp.json", "--md", "{tmp}/report.md", "--plot", "{tmp}/rsa.png"],
+    ["report", "--compare", "{tmp}/cmp.json", "--out", "{tmp}/report.md", "--plot", "{tmp}/rsa.png"],
 ]  # fmt: skip

@@ -43,9 +43,12 @@ def test_compare_and_report(stores, tmp_path, capsys):
     assert "fa:fa" in data["rows"] or any(n.startswith("fa:fa: only") for n in data["notes"])
     assert len(data["rows"]["fc:fc"]["rsa_by_layer"]) == 3  # embedding + 2 layers of the tiny model
     md, png = tmp_path / "r.md", tmp_path / "r.png"
-    assert icml26_main(["behaviorgeo", "report", "--compare", str(cmp), "--md", str(md), "--plot", str(png)]) == 0
+    assert icml26_main(["behaviorgeo", "report", "--compare", str(cmp), "--out", str(md), "--plot", str(png)]) == 0
     assert "| fc:fc |" in md.read_text() and png.stat().st_size > 1000
     assert "peak RSA" in capsys.readouterr().out
+    md.unlink()  # the old spelling works one release and warns (on the command line: a one-line warning)
+    assert icml26_main(["behaviorgeo", "report", "--compare", str(cmp), "--md", str(md)]) == 0
+    assert "| fc:fc |" in md.read_text() and "--md is deprecated" in capsys.readouterr().err
 
 
 def test_bad_inputs_named_by_the_issue(stores, tmp_path, capsys):

@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--out", type=Path, help="new trial store folder to create (must not exist)")
     where.add_argument("--resume", type=Path, help="an existing trial store to continue (same configuration)")
     add_json_argument(r, "the trial and response counts")
-    add_device_arguments(r)
+    add_device_arguments(r, default_threads=1)  # the fastest on a small CPU
 
     c = sub.add_parser(
         "compare",
@@ -107,17 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--k", type=bounded_int(1, 10000), default=5, help="neighbours for NN@k overlap")
     c.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="pair-sampling seed")
     add_json_argument(c, "the comparison (read by report)", required=True)
-    add_device_arguments(c)
+    add_device_arguments(c, default_threads=1)
 
     p = sub.add_parser(
         "report",
         help="print a comparison as a table; optionally Markdown and a plot",
         description="Reads a comparison JSON written by compare, prints its peak RSA and peak layer per geometry as "
-        "a table, and optionally writes it as Markdown (--md) and RSA by layer as a PNG (--plot). Example: icml26 "
-        "behaviorgeo report --compare cmp.json --md report.md --plot rsa.png",
+        "a table, and optionally writes it as Markdown (--out; --md is its deprecated spelling) and RSA by layer as a "
+        "PNG (--plot). Example: icml26 behaviorgeo report --compare cmp.json --out report.md --plot rsa.png",
     )
     p.add_argument("--compare", type=Path, required=True, help="a JSON written by compare")
-    p.add_argument("--md", type=Path, help="write the table as Markdown here")
+    p.add_argument("--out", "--md", type=Path, deprecated=("--md",), help="write the table as Markdown here")
     p.add_argument("--plot", type=Path, help="write RSA by layer as a PNG here")
     return parser
 
@@ -136,13 +136,11 @@ def _run(args) -> int:
     vocab = read_vocabulary(args.vocab_file) if args.vocab_file is not None else vocabulary(args.vocab)
     if args.paradigm == "fc" and len(vocab) < 17:
         raise ValueError(f"forced choice needs at least 17 words (cue + 16 candidates); got {len(vocab)}")
-    import torch  # torch and transformers only once the arguments are known to be good
 
     from icml26.behaviorgeo.lm import load_lm, trial_counts
     from icml26.behaviorgeo.runner import run_fa_fast, run_fc_fast
 
-    torch.set_num_threads(1)  # the fastest on a small CPU; --threads overrides
-    device = apply_device_arguments(args)
+    device = apply_device_arguments(args)  # one thread by default: the fastest on a small CPU
     model, tok = load_lm(args.model, vocab)
     model = model.to(device)
     speed: dict = {}
@@ -193,7 +191,6 @@ def _load_store(folder: Path):
 
 def _compare(args) -> int:
     import numpy as np
-    import torch
 
     from icml26.behaviorgeo.geometry import hidden_similarity, nn_overlap, ppmi, row_cosine, rsa
     from icml26.behaviorgeo.lm import hidden_states, load_lm, trial_counts
@@ -203,7 +200,6 @@ def _compare(args) -> int:
     bad = [b for b in baselines if b not in ("glove", "minilm")]
     if bad:
         raise ValueError(f"--baselines: unknown baseline {bad[0]!r} (glove, minilm or none)")
-    torch.set_num_threads(1)
     stores = [_load_store(f) for f in args.trials]
     vocab = stores[0][2]
     for f, (_, _, v) in zip(args.trials, stores, strict=True):
@@ -299,7 +295,7 @@ def _undefined_rsa_note(name: str, words: int, stats: dict | None) -> str:
 
 
 def _report(args) -> int:
-    for p in (args.md, args.plot):
+    for p in (args.out, args.plot):
         if p is not None:
             check_output_path(p)
     check_input_file(args.compare, what="comparison JSON")
@@ -314,8 +310,8 @@ def _report(args) -> int:
     lines += [f"| {n} | {r:+.3f} | {layer} |" for n, r, layer, _ in table]
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    if args.md is not None:
-        with atomic_output(args.md) as tmp:
+    if args.out is not None:
+        with atomic_output(args.out) as tmp:
             tmp.write_text(text)
     if args.plot is not None:
         import matplotlib
