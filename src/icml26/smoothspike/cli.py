@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from icml26._util.cli import ArgumentParser, add_json_argument, bounded_int, learning_rate
+from icml26._util.device import add_threads_argument, apply_threads
 from icml26._util.io import check_json_output, check_output_path, write_json
 
 TASK_HELP = (
@@ -61,7 +62,7 @@ def _task_args(p, required: bool = True) -> None:
                    help="test examples (sst2/cola/rte: a seeded sample of the dev set when it is larger)")  # fmt: skip
     p.add_argument("--tokenizer", type=Path, help="a tokenizers JSON file (default: MiniLM's WordPiece tokenizer)")
     p.add_argument("--seed", type=bounded_int(0, 2**31 - 1, what="seeds"), default=0, help="random seed")
-    p.add_argument("--threads", type=bounded_int(1, 64), default=1, help="torch threads")
+    add_threads_argument(p, default=1)  # CPU only (its reason is listed in the output-convention test)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--checkpoint", type=Path, required=True, help="a rotated checkpoint written by finetune")
     z.add_argument("--out", type=Path, required=True, help="fused checkpoint to write (.pt)")
     add_json_argument(z, "the check (max |logit difference|, parameters)")
+    add_threads_argument(z, default=1)
     return parser
 
 
@@ -429,6 +431,7 @@ def _fuse(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``icml26 smoothspike``; ValueError/OSError mean bad input (exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
+    apply_threads(args)
     return {"finetune": _finetune, "analyze": _analyze, "fuse": _fuse}[args.verb](args)
 
 
