@@ -36,11 +36,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from icml26.eegmoce import lorentz as L
 from icml26.eegmoce.eegmat import load_eegmat
-from icml26.eegmoce.model import ModelConfig, TrainConfig, build_model, folds, to_tensors, train
+from icml26.eegmoce.model import ModelConfig, TrainConfig, build_model, folds, predict, train
 
 torch.set_num_threads(1)
 
@@ -53,46 +52,41 @@ RECIPES = {
 }
 
 
-def _theta(x: torch.Tensor, c: torch.Tensor) -> float:
-    """Median dimensionless radius sqrt(c) d(o, x) of points x (..., d+1) in H_c."""
-    return float((c.sqrt() * L.logmap0(x, c).norm(dim=-1)).median())
+def _theta(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """Dimensionless radius sqrt(c) d(o, x) of each point x (..., d+1) in H_c, flattened."""
+    return (c.sqrt() * L.logmap0(x, c).norm(dim=-1)).reshape(-1)
 
 
 @torch.no_grad()
-def radii(model, d) -> dict[str, float]:
-    """theta after the domain BN, at each expert's token, and after each fusion layer (held-out windows)."""
-    model.eval()
-    X, dom = to_tensors(d, model.names), torch.as_tensor(d.subject)
-    c = model.curvatures.detach()
-    cf, out, tokens = c.mean(), {}, []
-    for i, m in enumerate(model.names):
-        expert, z = model.experts[m], model.encoders[m](X[m])  # (B, S, F)
-        out[f"{m} after BN"] = _theta(expert.bn(L.project(F.normalize(z, dim=-1), c[i]), dom, c[i]), c[i])
-        token = expert(z, dom, c[i])  # (B, d+1)
-        out[f"{m} token"] = _theta(token, c[i])
-        tokens.append(L.rescale_curvature(token, c[i], cf))
-    x = torch.stack(tokens, 1)  # (B, M, d+1)
-    for j, layer in enumerate(model.layers):
-        x = layer(x, c, cf, True, model.gate if j == 0 else None, c_prior=c)
-        out[f"fusion layer {j + 1}"] = _theta(x, cf)
-    return out
+def read_model(model, d, geometry: torch.Tensor | None = None) -> tuple[np.ndarray, dict[str, float]]:
+    """p(class 1) of each held-out window and the median theta after the domain BN, at each expert's token and
+    after each fusion layer, read from ``model.predict``'s own forward passes (forward hooks on the model and its
+    layers, so nothing here re-implements the model). ``geometry`` optionally replaces the |K| of the geometry
+    (``MoCE.geometry_override``; the prior keeps the learned |K|)."""
+    thetas: dict[str, list[torch.Tensor]] = {}
+    logits: list[torch.Tensor] = []
 
+    def keep(name, c_of):  # c_of(inputs) -> the curvature the module's output lives in
+        return lambda mod, inputs, out: thetas.setdefault(name, []).append(_theta(out, c_of(inputs)))
 
-@torch.no_grad()
-def probabilities(model, d, geometry: torch.Tensor | None = None) -> np.ndarray:
-    """p(class 1) of each held-out window, each subject as one batch (as ``model.predict``), with the geometry's
-    |K| optionally replaced (the prior keeps the learned |K|)."""
-    model.eval()
-    X, dom, out = to_tensors(d, model.names), torch.as_tensor(d.subject), np.empty(d.n)
+    hooks = [model.register_forward_hook(lambda mod, inputs, out: logits.append(out))]
+    for m, expert in model.experts.items():  # both are called as (x, domains, c)
+        hooks.append(expert.bn.register_forward_hook(keep(f"{m} after BN", lambda a: a[2])))
+        hooks.append(expert.register_forward_hook(keep(f"{m} token", lambda a: a[2])))
+    for j, layer in enumerate(model.layers):  # called as (x, c, cf, ...)
+        hooks.append(layer.register_forward_hook(keep(f"fusion layer {j + 1}", lambda a: a[2])))
     model.geometry_override = geometry
     try:
-        for s in np.unique(d.subject):
-            ix = np.flatnonzero(d.subject == s)
-            logits = model({m: X[m][ix] for m in model.names}, dom[ix])
-            out[ix] = torch.softmax(logits, -1)[:, 1].numpy()
+        pred, _ = predict(model, d)  # one batch per subject, in the order of np.unique(d.subject)
     finally:
         model.geometry_override = None
-    return out
+        for h in hooks:
+            h.remove()
+    p = np.empty(d.n)
+    for s, out in zip(np.unique(d.subject), logits, strict=True):
+        p[d.subject == s] = torch.softmax(out, -1)[:, 1].numpy()
+    assert np.array_equal(pred, (p > 0.5).astype(pred.dtype)), "hooked logits disagree with predict"
+    return p, {k: float(torch.cat(v).median()) for k, v in thetas.items()}
 
 
 def run_recipe(d, splits, init: float, scale: float, warmup: int, seed: int) -> dict:
@@ -122,18 +116,18 @@ def run_recipe(d, splits, init: float, scale: float, warmup: int, seed: int) -> 
                 traj.append(per_epoch)
         model, partner = models
         test, k = d.subset(te), model.curvatures.detach()
-        p = probabilities(model, test)
+        p, theta = read_model(model, test)
         correct.append(float(np.mean((p > 0.5) == test.y)))
         for name, geometry in zip(
             changed,
             (torch.ones_like(k), torch.full_like(k, init), partner.curvatures.detach().clone(), k.roll(1)),
             strict=True,
         ):
-            q = probabilities(model, test, geometry)
+            q, _ = read_model(model, test, geometry)
             changed[name].append(float(np.mean((q > 0.5) != (p > 0.5))))
             dp[name].append(float(np.mean(np.abs(q - p))))
         final.append(k.tolist())
-        rad.append(radii(model, test))
+        rad.append(theta)
     probe = np.mean(changed["every |K| = 1"]) - np.mean(changed["replicate's |K| (A/A)"])
     return {
         "init |K|": init,
