@@ -343,6 +343,22 @@ def _vocab_hash(vocab: list[str]) -> str:
     return hashlib.sha256("\n".join(vocab).encode()).hexdigest()[:16]
 
 
+def _keep(ts, frames: list, df) -> None:
+    """One batch's rows: appended to the store (when the run has one, so it resumes from here) and to ``frames``."""
+    if ts is not None:
+        ts.append(df)
+    frames.append(df)
+
+
+def _all_rows(ts, frames: list):
+    """The run's table: the store's (earlier calls' rows included) when there is one, else this call's ``frames``."""
+    import pandas as pd
+
+    if ts is not None:
+        return ts.read()
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def _progress(total: int, desc: str, show: bool | None):
     """A progress bar; ``show=None`` is tqdm's auto (shown only when stderr is a terminal)."""
     from icml26._util.progress import progress
@@ -412,15 +428,10 @@ def run_forced_choice(
              "logp1": float(lp[r, order[r, 0]]), "logp2": float(lp[r, order[r, 1]])}
             for r, t in enumerate(idx)
         ]  # fmt: skip
-        df = pd.DataFrame(rows)
-        if ts is not None:
-            ts.append(df)
-        rows_all.append(df)
+        _keep(ts, rows_all, pd.DataFrame(rows))
         bar.update(len(idx))
     bar.close()
-    if ts is not None:
-        return ts.read()
-    return pd.concat(rows_all, ignore_index=True) if rows_all else pd.DataFrame()
+    return _all_rows(ts, rows_all)
 
 
 @torch.inference_mode()
@@ -519,15 +530,10 @@ def run_free_association(
             items, found, status = parse_associates(text, index, n_assoc)
             rows.append({"run": t, "cue": vocab[cue_of[t]], "text": text, "status": status,
                          "associates": "|".join(items), "n_in_vocab": int(sum(f >= 0 for f in found))})  # fmt: skip
-        df = pd.DataFrame(rows)
-        if ts is not None:
-            ts.append(df)
-        rows_all.append(df)
+        _keep(ts, rows_all, pd.DataFrame(rows))
         bar.update(len(idx))
     bar.close()
-    if ts is not None:
-        return ts.read()
-    return pd.concat(rows_all, ignore_index=True) if rows_all else pd.DataFrame()
+    return _all_rows(ts, rows_all)
 
 
 def trial_counts(df, vocab: list[str], paradigm: str, open_responses: bool = False):

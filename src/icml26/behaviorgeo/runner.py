@@ -35,7 +35,17 @@ import os
 import numpy as np
 import torch
 
-from icml26.behaviorgeo.lm import LABELS, TrialStore, _chat, _progress, _vocab_hash, parse_associates
+from icml26.behaviorgeo.lm import (
+    LABELS,
+    TrialStore,
+    _all_rows,
+    _chat,
+    _device_of,
+    _keep,
+    _progress,
+    _vocab_hash,
+    parse_associates,
+)
 from icml26.behaviorgeo.subject import fc_trials
 
 logger = logging.getLogger(__name__)
@@ -86,10 +96,6 @@ def _parts(model):
     return base, head, "cache" if "cache" in params else "past_key_values"
 
 
-def _device(model) -> torch.device:
-    return next(model.parameters()).device
-
-
 def _neg(dtype: torch.dtype) -> float:
     return torch.finfo(dtype).min
 
@@ -106,7 +112,7 @@ class PrefixCache:
         base = _parts(model)[0]
         self._dynamic = DynamicCache
         with torch.inference_mode():
-            x = torch.as_tensor([self.ids], device=_device(model))
+            x = torch.as_tensor([self.ids], device=_device_of(model))
             out = base(input_ids=x, use_cache=True)
         cache = out.cache if hasattr(out, "cache") and out.cache is not None else out.past_key_values
         self.kv = [(t[0], t[1]) for t in cache]  # per layer: (1, heads, P, head_dim) x 2
@@ -206,7 +212,7 @@ def score_fc_trials(model, prefix: PrefixCache, trunks, branches, answers, pad_i
     """Summed answer-token log-probabilities (B, R, K) of every candidate after every branch of every trial, in
     one forward pass."""
     base, head, key = _parts(model)
-    dev = _device(model)
+    dev = _device_of(model)
     ids, pos, allow, plan = pack_fc_batch(trunks, branches, answers, prefix.length, pad_id)
     mask = _attention_mask(allow, prefix.length, model.dtype).to(dev)
     B, W = ids.shape
@@ -243,7 +249,7 @@ def naive_fc_scores(model, tok, cue: str, candidates: list[str], scoring: str = 
         ans = _answer_tokens(tok, LABELS[k] if scoring == "label" else w)
         if scoring == "word":
             ans = ans[:1]
-        x = torch.as_tensor([prompt + ans], device=_device(model))
+        x = torch.as_tensor([prompt + ans], device=_device_of(model))
         logp = torch.log_softmax(model(input_ids=x).logits[0].float(), -1)  # (T, V)
         out.append(sum(float(logp[len(prompt) - 1 + t, a]) for t, a in enumerate(ans)))
     return np.asarray(out)
@@ -368,17 +374,12 @@ def run_fc_fast(
              "logp1": float(lp[r, order[r, 0]]), "logp2": float(lp[r, order[r, 1]])}
             for r, t in enumerate(idx)
         ]  # fmt: skip
-        df = pd.DataFrame(rows)
-        if ts is not None:
-            ts.append(df)
-        rows_all.append(df)
+        _keep(ts, rows_all, pd.DataFrame(rows))
         bar.update(len(idx))
     bar.close()
     if stats is not None:
         stats["trials"] = stats.get("trials", 0) + len(todo)
-    if ts is not None:
-        return ts.read()
-    return pd.concat(rows_all, ignore_index=True) if rows_all else pd.DataFrame()
+    return _all_rows(ts, rows_all)
 
 
 # -------------------------------------------------------------------------------------- free association
@@ -389,7 +390,7 @@ def sample_fa_batch(model, prefix: PrefixCache, bodies: list[list[int]], *, max_
     """Sample up to ``max_new_tokens`` tokens after each body (cache of the prefix, then of the bodies, growing
     in place); a row stops at its first ``stop_ids`` token. Returns the sampled tokens of each row."""
     base, head, key = _parts(model)
-    dev = _device(model)
+    dev = _device_of(model)
     B, W, P = len(bodies), max(len(b) for b in bodies), prefix.length
     lens = torch.as_tensor([len(b) for b in bodies])
     ids = torch.zeros((B, W), dtype=torch.long)
@@ -489,17 +490,12 @@ def run_fa_fast(
             items, found, status = parse_associates(text, index, n_assoc)
             rows.append({"run": t, "cue": vocab[cue_of[t]], "text": text, "status": status,
                          "associates": "|".join(items), "n_in_vocab": int(sum(f >= 0 for f in found))})  # fmt: skip
-        df = pd.DataFrame(rows)
-        if ts is not None:
-            ts.append(df)
-        rows_all.append(df)
+        _keep(ts, rows_all, pd.DataFrame(rows))
         bar.update(len(idx))
     bar.close()
     if stats is not None:
         stats["trials"] = stats.get("trials", 0) + len(todo)
-    if ts is not None:
-        return ts.read()
-    return pd.concat(rows_all, ignore_index=True) if rows_all else pd.DataFrame()
+    return _all_rows(ts, rows_all)
 
 
 # ----------------------------------------------------------------------------------------- hidden states
