@@ -30,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from icml26._util.io import write_json
 from icml26.behaviorgeo.data import vocabulary
 from icml26.behaviorgeo.lm import (
     FC_WORD_PROMPT,
@@ -143,9 +144,7 @@ def main() -> None:
         "free association": fa,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".part")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    os.replace(tmp, args.out)
+    write_json(args.out, result)  # atomic, NaN as null
     print(json.dumps(result, indent=2))
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from icml26._util.io import write_json
 from icml26.behaviorgeo.data import vocabulary
 from icml26.behaviorgeo.geometry import row_cosine, rsa
 from icml26.behaviorgeo.lm import load_lm, naive_forced_choice, run_forced_choice
@@ -113,9 +114,7 @@ def main() -> None:
         "rsa": bench_rsa(args.repeats),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".part")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    os.replace(tmp, args.out)
+    write_json(args.out, result)  # atomic, NaN as null
     print(json.dumps(result, indent=2))
 
 
