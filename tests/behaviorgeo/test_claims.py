@@ -3,7 +3,7 @@ aligned geometry from an unrelated one, and the controls sabotage what the claim
 
 import numpy as np
 
-from icml26.behaviorgeo.claims import _planted_profile, fc_beats_fa, layer_profile_v3
+from icml26.behaviorgeo.claims import _planted_profile, fc_beats_fa, layer_profile_v4
 from icml26.behaviorgeo.geometry import hidden_similarity, rsa
 from icml26.behaviorgeo.subject import fc_trials
 from icml26.claims import Arm
@@ -35,7 +35,7 @@ def test_fc_beats_fa_at_smoke_true_semantics_is_the_ceiling_and_the_control_fail
     assert abs(ctl.measured["peak RSA FC - FA"]) < 0.05  # two runs of one paradigm: about equal
     pos = fc_beats_fa("smoke", 0, Arm.POSITIVE)  # the oracle: the true semantics in FC's place
     assert pos.verdict == "holds" and pos.measured["peak RSA FC"] == m["peak RSA true semantics (ceiling)"]
-    assert layer_profile_v3("smoke", 0).verdict == "not-measured"  # smoke never loads SmolLM2
+    assert layer_profile_v4("smoke", 0).verdict == "not-measured"  # smoke never loads SmolLM2
 
 
 def test_planted_profile_peaks_where_it_was_planted():
@@ -113,11 +113,11 @@ def test_real_model_claims_read_a_known_truth_both_ways(monkeypatch):
     assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "fails"
     probe = claims.lm_task_following(Scale.SMALL, 0)
     assert probe["lm-task-following"] > 1.25 > probe["A/A reference: random picks"]
-    profile = claims.layer_profile_v3(Scale.SMALL, 0)
+    profile = claims.layer_profile_v4(Scale.SMALL, 0)
     assert profile.verdict == "holds" and profile.measured["peak depth (task-fc)"] == 0.5
     assert profile.measured["peak depth (averaged)"] == 0.75
-    assert claims.layer_profile_v3(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "not-measured"  # at chance: no peak
+    assert claims.layer_profile_v4(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "not-measured"  # at chance: no peak
     monkeypatch.setattr(claims, "_lm", lambda scale: null)
     assert claims.lm_fc_beats_fa(Scale.SMALL, 0).verdict == "fails"
     assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0).verdict == "fails"
-    assert claims.layer_profile_v3(Scale.SMALL, 0).verdict == "not-measured"
+    assert claims.layer_profile_v4(Scale.SMALL, 0).verdict == "not-measured"

@@ -143,3 +143,43 @@ def test_flops_follow_the_config():
     assert forward_flops(cfg, 1, 10, 1) == 2 * (2 * 576 + 2 * 2 * 8 * 10 + 8 * 100)
     _ = STRATEGIES  # the strategies' prompts are in the tokenizer's vocabulary too
     assert tiny_lm(WORDS)[0].config.num_hidden_layers == 2
+
+
+def test_bfloat16_choices_agree_with_float32_on_most_trials():
+    """The bfloat16 runner answers like float32 where the model is decisive: a tiny model with larger weights
+    (so candidates' scores differ by more than bfloat16's rounding), 48 calibrated trials."""
+    import copy
+
+    model, tok = split_lm(WORDS, seed=3)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.mul_(6.0)
+    half = copy.deepcopy(model).to(torch.bfloat16)
+    kw = {"batch": 8, "max_trials": 48, "calibrate": True}
+    a, b = run_fc_fast(model, tok, WORDS, None, **kw), run_fc_fast(half, tok, WORDS, None, **kw)
+    same_top = np.mean(a.pick1.to_numpy() == b.pick1.to_numpy())
+    same_pair = np.mean([{p, q} == {r, s} for p, q, r, s in zip(a.pick1, a.pick2, b.pick1, b.pick2, strict=True)])
+    assert same_top >= 0.75 and same_pair >= 0.6, (same_top, same_pair)
+    spread = np.std(a.logp1.to_numpy())
+    assert np.median(np.abs(a.logp1.to_numpy() - b.logp1.to_numpy())) < 0.25 * spread
+    # and the two never share a store: the dtype is part of its configuration
+    assert run_fc_fast(half, tok, WORDS, None, max_trials=2, batch=2).shape[0] == 2
+
+
+def test_a_bfloat16_store_does_not_resume_a_float32_one(lm, tmp_path):
+    import copy
+
+    model, tok = lm
+    run_fc_fast(model, tok, WORDS, tmp_path / "fc", batch=4, max_trials=4)
+    with pytest.raises(ValueError, match="dtype"):
+        run_fc_fast(copy.deepcopy(model).to(torch.bfloat16), tok, WORDS, tmp_path / "fc", batch=4, max_trials=8)
+
+
+def test_dtype_names_resolve():
+    from icml26.behaviorgeo.lm import resolve_dtype
+
+    assert resolve_dtype("float32") is torch.float32 and resolve_dtype("bfloat16") is torch.bfloat16
+    assert resolve_dtype("auto", "cpu") in (torch.float32, torch.bfloat16)
+    with pytest.raises(ValueError, match="dtype"):
+        resolve_dtype("float16")

@@ -3,13 +3,14 @@ removed; for a comparison an A/A run with its own randomness) and its positive c
 planted at about the claimed size). ``MECHANISMS`` probe what the verdicts rest on; ``MEASURES`` validate the
 measures both ways.
 
-On SmolLM2-135M-Instruct (1,060 nouns, the fast runner; ``not-measured`` at ``smoke``, which loads no LM):
+On SmolLM2-135M-Instruct (1,060 nouns, the fast runner in bfloat16: 4 calibrated forced-choice trials and 16
+free-association runs per cue; ``not-measured`` at ``smoke``, which loads no LM):
 
-- ``lm-fc-beats-fa-v1``: forced-choice geometry aligns with the task-FC hidden-state geometry more than free
-  association's, on held-out words at the layer each chose on the other half (A/A negative: FA's second run;
+- ``lm-fc-beats-fa-v2``: forced-choice geometry aligns with the task-FC hidden-state geometry more than free
+  association's, on held-out words at the layer each chose on the other half (A/A negative: FA's other half of the runs;
   positive: a subject answering the same trials from the model's own hidden geometry);
-- ``lm-behaviour-predicts-held-out-v1``: FC similarity adds held-out-words ridge R^2 to GloVe + MiniLM;
-- ``layer-profile-v3``: FC alignment peaks earlier in depth for task-FC states than for averaged contexts,
+- ``lm-behaviour-predicts-held-out-v2``: FC similarity adds held-out-words ridge R^2 to GloVe + MiniLM;
+- ``layer-profile-v4``: FC alignment peaks earlier in depth for task-FC states than for averaged contexts,
   measured only above the label-permutation floor.
 
 On simulated subjects (kept as the checks of the pipeline and of the simulator's alpha/beta sensitivity; both
@@ -145,7 +146,7 @@ def _peak_diff(scale_value: str, seed: int, fc_mode: str, beta_fc: float, beta_f
     "of free association for every beta of the pre-registered range {2, 4, 8, 16} (judged on the worst beta, "
     "paired over seeds). Conditional on those assumptions: the cases where it flips (no frequency bias; forced "
     "choice less decisive than free association) are measured and reported; the real model is judged in "
-    "behaviorgeo/lm-fc-beats-fa-v1",
+    "behaviorgeo/lm-fc-beats-fa-v2",
     paper="abstract; Sec. 5: forced-choice behaviour aligns substantially more with hidden-state geometry than "
     "free association (mean RSA .346-.463 vs .140-.199)",
     control="A/A: free association run a second time by the same subject with its own answer noise, in forced "
@@ -295,7 +296,7 @@ def _lm(scale: Scale) -> dict | None:
     from icml26.behaviorgeo.lmexp import load_experiment
 
     return load_experiment(cfg.lm_words, cfg.lm_fc_per_cue, cfg.lm_fa_runs, cfg.lm_fa_tokens, cfg.lm_model,
-                           cfg.lm_batch)  # fmt: skip
+                           cfg.lm_batch, cfg.lm_dtype)  # fmt: skip
 
 
 def _not_run(scale: Scale) -> ClaimResult:
@@ -351,16 +352,16 @@ def _norms(lm: dict, S: np.ndarray) -> dict[str, float]:
 
 
 @claim(
-    "behaviorgeo/lm-fc-beats-fa-v1",
-    statement="On SmolLM2-135M-Instruct over 1,060 nouns (2 forced-choice trials of 16 candidates per cue, summed "
-    "answer log-probabilities calibrated by a content-free cue; one sampled free-association run of 5 associates "
-    "per cue), the RSA between "
+    "behaviorgeo/lm-fc-beats-fa-v2",
+    statement="On SmolLM2-135M-Instruct over 1,060 nouns (weights in bfloat16; 4 forced-choice trials of 16 "
+    "candidates per cue, summed answer log-probabilities calibrated by a content-free cue; 8 sampled "
+    "free-association runs of 5 associates per cue, 8 more as the A/A twin), the RSA between "
     "forced-choice PPMI geometry and the model's task-FC hidden-state geometry exceeds that of free association "
     "by more than 0.02 on held-out words, each geometry at the layer where it aligns best on the other half of "
     "the words (paired over seeds = word splits; a paired bootstrap over words is reported)",
     paper="abstract; Sec. 5: forced-choice behaviour aligns substantially more with hidden-state geometry than "
     "free association (mean RSA .346-.463 vs .140-.199)",
-    control="A/A: free association's second, independently sampled run of every cue in forced choice's place "
+    control="A/A: free association's other 8, independently sampled runs of every cue in forced choice's place "
     "(same words, same layer selection, same RSA): the difference scatters around 0 and the claim must fail",
     positive="a simulated subject answering the model's own forced-choice trials by a Luce choice on the model's "
     "task-FC hidden-state similarity at half depth, its decisiveness set on the selection words so that it beats "
@@ -414,7 +415,7 @@ def lm_fc_beats_fa(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
         for norm, rho in _norms(lm, S).items():
             measured[f"Spearman rho with {norm}: {name}"] = rho
     measured.update({
-        "words (answered in FC and both FA runs)": len(sel_w) + len(ev_w),
+        "words (answered in FC and both FA halves)": len(sel_w) + len(ev_w),
         "vocabulary": len(lm["vocab"]),
         "FC trials": lm["stats_fc"]["trials"],
         "FA runs (each half)": lm["stats_fa_a"]["trials"],
@@ -461,8 +462,9 @@ def _lm_r2(lm: dict, target: np.ndarray, S_fc: np.ndarray, seed: int, sets: tupl
 
 
 @claim(
-    "behaviorgeo/lm-behaviour-predicts-held-out-v1",
-    statement="On SmolLM2-135M-Instruct over 1,060 nouns, in a held-out-words ridge regression (RidgeCV, alpha in "
+    "behaviorgeo/lm-behaviour-predicts-held-out-v2",
+    statement="On SmolLM2-135M-Instruct over 1,060 nouns (bfloat16; 4 calibrated forced-choice trials and 16 "
+    "free-association runs per cue), in a held-out-words ridge regression (RidgeCV, alpha in "
     "logspace(-2, 6, 15), 5-fold; 20,000 training pairs among 80 % of the words, all pairs among the other 20 % "
     "tested) of the model's task-FC hidden-state similarity (at the layer where GloVe and MiniLM align best), "
     "adding forced-choice similarity to GloVe + MiniLM raises the test R^2 by more than 0.005 (paired over "
@@ -558,8 +560,9 @@ def _planted_profile(lm: dict) -> np.ndarray:
 
 
 @claim(
-    "behaviorgeo/layer-profile-v3",
-    statement="On SmolLM2-135M-Instruct over 1,060 nouns, the RSA between forced-choice geometry and hidden-state "
+    "behaviorgeo/layer-profile-v4",
+    statement="On SmolLM2-135M-Instruct over 1,060 nouns (bfloat16; 4 calibrated forced-choice trials per cue), "
+    "the RSA between forced-choice geometry and hidden-state "
     "geometry peaks at a smaller relative depth for task-FC prompt states than for context-averaged states; "
     "measured only when both profiles peak above their label-permutation floor (95th percentile of the peak over "
     "layers under 100 permutations, 100,000 sampled pairs), since a profile at chance level has no peak location",
@@ -572,7 +575,7 @@ def _planted_profile(lm: dict) -> np.ndarray:
     "decisiveness the smallest of the grid whose both peaks clear 1.25 x their floors",
     mechanisms=("lm-task-following",),
 )
-def layer_profile_v3(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+def layer_profile_v4(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     lm = _lm(scale)
     if lm is None:
         return _not_run(scale)
@@ -758,4 +761,4 @@ MEASURES = [
     MeasureCheck("held-out R^2 gain", _gain_check, null_band=(-0.01, 0.01), margin=0.01),
 ]
 MECHANISMS = [fc_joint_comparison, fa_frequency_bias, lm_task_following]
-CLAIMS = [fc_beats_fa, behaviour_predicts_held_out, lm_fc_beats_fa, lm_behaviour_predicts_held_out, layer_profile_v3]
+CLAIMS = [fc_beats_fa, behaviour_predicts_held_out, lm_fc_beats_fa, lm_behaviour_predicts_held_out, layer_profile_v4]

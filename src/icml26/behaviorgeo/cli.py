@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trials (FC) or runs (FA) per forward pass")  # fmt: skip
     r.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="shuffle / sampling seed")
     r.add_argument("--plain-prompt", action="store_true", help="prompt without the chat template")
+    r.add_argument("--dtype", type=_word, choices=("auto", "float32", "bfloat16"), default="auto",
+                   help="the weights' dtype for the trials; auto = bfloat16 on a CUDA GPU that supports it or a CPU "
+                   "with AMX / AVX-512 BF16 (2-3x faster there; 86 %% of SmolLM2's forced-choice top picks match "
+                   "float32's), else float32. A store remembers its dtype")  # fmt: skip
     where = r.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", type=Path, help="new trial store folder to create (must not exist)")
     where.add_argument("--resume", type=Path, help="an existing trial store to continue (same configuration)")
@@ -137,11 +141,12 @@ def _run(args) -> int:
     if args.paradigm == "fc" and len(vocab) < 17:
         raise ValueError(f"forced choice needs at least 17 words (cue + 16 candidates); got {len(vocab)}")
 
-    from icml26.behaviorgeo.lm import load_lm, trial_counts
+    from icml26.behaviorgeo.lm import load_lm, resolve_dtype, trial_counts
     from icml26.behaviorgeo.runner import run_fa_fast, run_fc_fast
 
     device = apply_device_arguments(args)  # one thread by default: the fastest on a small CPU
-    model, tok = load_lm(args.model, vocab)
+    dtype = resolve_dtype(args.dtype, device)
+    model, tok = load_lm(args.model, vocab, dtype=dtype)
     model = model.to(device)
     speed: dict = {}
     common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
@@ -164,7 +169,8 @@ def _run(args) -> int:
     if new:
         print(f"{new} new trials in {seconds:.1f} s: {rate['trials_per_s']:.2f} trials/s, "
               f"{rate['gflop_per_trial']:.3f} GFLOP a trial")  # fmt: skip
-    write_json(args.json, {"paradigm": args.paradigm, "store": str(store), "words": len(vocab), **stats, **rate})
+    write_json(args.json, {"paradigm": args.paradigm, "store": str(store), "words": len(vocab),
+                           "dtype": str(dtype).removeprefix("torch."), **stats, **rate})  # fmt: skip
     return 0
 
 

@@ -24,8 +24,11 @@ class Config:
     # the real-LM experiment (SmolLM2-135M-Instruct, the fast runner); None = not run at this scale
     lm_model: str | None = "smollm2"
     lm_words: int = 1060  # the shipped nouns
-    lm_fc_per_cue: int = 2  # FC trials per cue (of 67 in a full shuffle) -> 4 picks per cue
-    lm_fa_runs: int = 2  # FA runs per cue: run 0 is compared with FC (5 associates), run 1 is its A/A twin
+    lm_fc_per_cue: int = 4  # FC trials per cue (of 67 in a full shuffle) -> 8 picks per cue
+    # FA runs per cue: the even runs are compared with FC, the odd ones are their A/A twin. 47 % of SmolLM2's runs
+    # name at least one single-word associate, so 8 runs a half leave ~1 % of cues unanswered in a half
+    lm_fa_runs: int = 16
+    lm_dtype: str = "bfloat16"  # the trials' weights (hidden states are float32)
     lm_fa_tokens: int = 16
     lm_batch: int = 32
     lm_boot: int = 200  # paired bootstrap resamples of the evaluation words

@@ -92,14 +92,16 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
 
 @functools.lru_cache(maxsize=2)
 def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int, model_name: str = "smollm2",
-                    batch: int = 32) -> dict:  # fmt: skip
+                    batch: int = 32, dtype: str = "float32") -> dict:  # fmt: skip
     """SmolLM2's trials (resumable stores in the user cache), hidden states and baselines on ``n_words`` nouns.
+    The trials run with the weights in ``dtype`` (a bfloat16 store is named ``...-bf16``); hidden states are
+    always float32.
     Forced choice is scored calibrated (``run_fc_fast(calibrate=True)``): uncalibrated, 38 % of SmolLM2's picks
     went to the first-listed candidate and its picks matched GloVe's top 2 at 1.19 x chance (2,120 trials)."""
     import torch
 
     from icml26.behaviorgeo.data import CATEGORY_OF, glove_vectors, minilm_vectors, vocabulary
-    from icml26.behaviorgeo.lm import cache_dir, load_lm, trial_counts
+    from icml26.behaviorgeo.lm import DTYPES, cache_dir, load_lm, trial_counts
     from icml26.behaviorgeo.runner import cached_hidden_states, fc_trial_indices, run_fa_fast, run_fc_fast
     from icml26.behaviorgeo.subject import fc_trials
 
@@ -108,11 +110,11 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
     torch.set_num_threads(1)
     seconds = {}
     t0 = time.perf_counter()
-    model, tok = load_lm(model_name)
+    model, tok = load_lm(model_name, dtype=DTYPES[dtype])
     vocab = vocabulary(n_words)
     runs = cache_dir() / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    tag = f"{model_name}-{n_words}w"
+    tag = f"{model_name}-{n_words}w" + ("" if dtype == "float32" else "-bf16")
     seconds["load"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     fc = run_fc_fast(model, tok, vocab, runs / f"fc-fast-{tag}-k{fc_per_cue}-sum-cal", model_name=model_name,
@@ -123,6 +125,8 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
                      batch=2 * batch, max_new_tokens=fa_tokens)  # fmt: skip
     seconds["fa"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    if dtype != "float32":
+        model = load_lm(model_name)[0]  # hidden states in float32 (read back from the cache when there)
     hidden = {s: [hidden_similarity(h) for h in cached_hidden_states(model, tok, vocab, s, runs, model_name)]
               for s in STRATEGIES_V2}  # fmt: skip
     seconds["hidden"] = time.perf_counter() - t0

@@ -100,6 +100,14 @@ def _neg(dtype: torch.dtype) -> float:
     return torch.finfo(dtype).min
 
 
+def _with_dtype(config: dict, model) -> dict:
+    """A store's configuration names the weights' dtype when it is not float32 (float32 stores keep their old
+    configuration, so they still resume): a bfloat16 run never resumes a float32 one or the reverse."""
+    if model.dtype != torch.float32:
+        config["dtype"] = str(model.dtype).removeprefix("torch.")
+    return config
+
+
 class PrefixCache:
     """Keys and values of the prompt prefix shared by every trial, computed once; ``fresh(B)`` is a new cache
     holding ``B`` copies, which a forward pass then extends in place."""
@@ -338,7 +346,7 @@ def run_fc_fast(
               "n_candidates": n_candidates, "seed": seed, "chat": chat, "scoring": scoring,
               "calibrate": NULL_CUE if calibrate else False,
               "prompt": FC_FAST_LABEL_PROMPT if scoring == "label" else FC_FAST_PROMPT}  # fmt: skip
-    ts = TrialStore(store, config) if store is not None else None
+    ts = TrialStore(store, _with_dtype(config, model)) if store is not None else None
     if ts is not None:
         ts.write_vocab(vocab)
     done = ts.done("trial") if ts is not None else set()
@@ -460,7 +468,7 @@ def run_fa_fast(
     config = {"paradigm": "fa", "runner": "fast", "model": model_name, "vocab": _vocab_hash(vocab),
               "n_words": len(vocab), "runs": runs, "n_assoc": n_assoc, "seed": seed, "chat": chat,
               "max_new_tokens": max_new_tokens, "temperature": temperature, "prompt": FA_FAST_PROMPT}  # fmt: skip
-    ts = TrialStore(store, config) if store is not None else None
+    ts = TrialStore(store, _with_dtype(config, model)) if store is not None else None
     if ts is not None:
         ts.write_vocab(vocab)
     done = ts.done("run") if ts is not None else set()
