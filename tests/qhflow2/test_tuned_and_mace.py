@@ -124,3 +124,47 @@ def test_the_orbital_energy_loss_moves_the_model(tiny_ds):
     assert l2[:3] == l0[:3] and l2[3] != l0[3]  # fine-tuning: the eps term joins at step 3 of 5
     with pytest.raises(ValueError, match="eps_weight"):
         train_h_model("so2", tiny_ds, TrainConfig(steps=1, eps_weight=-1.0), 0, **kw)
+
+
+def test_a_retuned_replicate_runs_the_whole_grid_on_its_own_stream():
+    *_, table0 = C._tuned("smoke", 0, "so2")
+    lr1, ch1, table1 = C._tuned("smoke", 0, "so2", stream=1)
+    assert table1.keys() == table0.keys() and table1 != table0  # every grid point retrained, other errors
+    replicate = C._tuned_model("smoke", 0, "so2", stream=1, retune=True)
+    assert replicate is C._grid_model("smoke", 0, "so2", lr1, ch1, 1)
+    assert table1[f"lr {lr1:g}, {ch1} ch"] == min(table1.values())
+
+
+def test_mace_v2_controls_plant_on_the_pair_of_independently_tuned_maces():
+    pytest.importorskip("mace")
+    for claim, plant, name in ((C.energy_vs_mace, C.MACE_E_PLANT, "E"), (C.forces_match_mace, C.MACE_F_PLANT, "F")):
+        key = f"log10 {name} MAE ratio (ours / MACE)"
+        aa = f"A/A log10 {name} MAE ratio, MACE replicate / MACE (reported)"
+        neg, pos = claim(Scale.SMOKE, 0, Arm.NEGATIVE).measured, claim(Scale.SMOKE, 0, Arm.POSITIVE).measured
+        assert pos[key] == pytest.approx(pos[aa] + plant, abs=1e-9)  # planted on the A/A pair
+        assert pos[aa] != 0.0  # two independent tunings, not one model twice
+        assert neg[key] > 1.0  # the untrained Hamiltonian: far off
+        for arm in (neg, pos):  # the replicate's own tuning is reported
+            assert arm["MACE replicate (A/A) tuned lr"] in C.PRESETS["smoke"].tune_lrs
+
+
+def test_mace_average_restarts_at_stage_two():
+    pytest.importorskip("mace")
+    from icml26.qhflow2.mace_peer import MACEConfig, train_mace
+
+    train, _ = C._split("smoke", 0)
+    kept, _ = train_mace(train, 6, 2, 1e-2, 0, MACEConfig(channels=4, ema_restart=False))
+    restarted, _ = train_mace(train, 6, 2, 1e-2, 0, MACEConfig(channels=4))
+    # the same run (seed, batches, stage two from step 5): only the evaluated average differs
+    assert any(not torch.equal(p, q) for p, q in zip(kept.parameters(), restarted.parameters()))
+
+
+def test_scaling_tuned_positive_plants_the_scaling_on_the_negatives_replicates():
+    neg = C.scaling_tuned(Scale.SMOKE, 0, Arm.NEGATIVE).measured
+    pos = C.scaling_tuned(Scale.SMOKE, 0, Arm.POSITIVE).measured
+    for key in ("log10 H MAE ratio, wide / narrow, tuned", "log10 H MAE ratio, more / less data, tuned"):
+        assert pos[key] == pytest.approx(neg[key] - C.SCALING_TUNED_PLANT, abs=1e-9)
+        assert neg[key] != 0.0  # independent replicates in every slot
+    claim = C.scaling_tuned(Scale.SMOKE, 0).measured
+    lrs = C.PRESETS["smoke"].tune_lrs
+    assert all(claim[k] in lrs for k in claim if k.startswith("tuned lr"))
