@@ -6,7 +6,9 @@
     stream, seeds 2000 + s), every row the same steps, batch and learning rate (the `small` preset: 300 steps of 8
     frames, lr 3e-3, 16 channels, l_max 2): the SO(2) model with and without the orbital-energy loss
     (``TrainConfig.eps_weight`` 1: the occupied orbital energies' MSE next to the block MSE, both in Ha^2), and the
-    tensor-product baseline plain and matched (the SO(2) model's per-l norm and node-conditioned radial MLPs).
+    tensor-product baseline plain and matched (the SO(2) model's per-l norm and node-conditioned radial MLPs), and
+    the SO(2) model with the paper's second edge-update stage (QHNet-style pair features tensor-producted with the
+    stage-one edge embedding, ``edge_update="tp"``) in place of our SO(2) layer.
     Test H, eps, E and F MAE (E and F through PySCF from the predicted H).
 (b) MD-style ethanol: ASE's G2 ethanol (``ase:CH3CH2OH``), 100 conformations by classical Boltzmann sampling of
     its normal modes at 500 K (an rMD17-like thermal ensemble), labelled at PBE/STO-3G (the paper's functional; the
@@ -50,6 +52,11 @@ def ablations(seeds: int, steps: int, only: tuple[str, ...] = ()) -> dict:
         "SO(2), block MSE": ("so2", {}, 0.0),
         "SO(2), block MSE + orbital energies (eps_weight 1)": ("so2", {}, 1.0),
         "SO(2), orbital-energy fine-tuning (eps_weight 1 over the last 20 % of steps)": ("so2", {}, (1.0, 0.8)),
+        "SO(2), the paper's two-stage edge update (tensor-product second stage, edge_update tp)": (
+            "so2",
+            {"edge_update": "tp"},
+            0.0,
+        ),
         "TP plain": ("tp", {}, 0.0),
         "TP matched (per-l norm, node-conditioned radial MLPs)": ("tp", {"matched": True}, 0.0),
     }

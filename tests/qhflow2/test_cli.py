@@ -121,6 +121,8 @@ def test_flags_for_other_models_are_refused(work, capsys):
                    "--matched applies to --model tp")  # fmt: skip
     _fails_cleanly(["train", "--data", data, "--model", "mlip", "--eps-weight", "1", "--out", str(out)], capsys,
                    [out], "--eps-weight applies to Hamiltonian models")  # fmt: skip
+    _fails_cleanly(["train", "--data", data, "--model", "tp", "--edge-update", "tp", "--out", str(out)], capsys, [out],
+                   "--edge-update applies to --model so2")  # fmt: skip
 
 
 def test_matched_tp_with_orbital_energy_loss_trains_and_evaluates(work):

@@ -52,10 +52,11 @@ def test_so2_linear_commutes_with_rotations_about_the_edge_axis():
     np.testing.assert_allclose(a, b, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["so2", "tp"])
+@pytest.mark.parametrize("kind", ["so2", "tp", "so2-tp-edge"])
 def test_models_are_equivariant_and_symmetric(water, kind):
     torch.manual_seed(0)
-    model = build_model(kind, SLOTS, 3, channels=4, lmax=2, layers=1).double()
+    kw = {"edge_update": "tp"} if kind == "so2-tp-edge" else {}  # the paper's tensor-product second stage
+    model = build_model(kind.split("-")[0], SLOTS, 3, channels=4, lmax=2, layers=1, **kw).double()
     pos = torch.tensor(water.R)[None].repeat(2, 1, 1)
     pos[1] += 0.05 * torch.randn(3, 3, dtype=torch.float64)
     R = _rot(1)
@@ -63,9 +64,18 @@ def test_models_are_equivariant_and_symmetric(water, kind):
     with torch.no_grad():
         out, rot = model(water.Z, pos), model(water.Z, pos @ R.T + 1.5)
     # e3nn keeps some tensor-product constants in float32: 1e-8 there, 1e-10 for our SO(2) path
-    np.testing.assert_allclose(rot, D @ out @ D.T, atol=1e-10 if kind == "so2" else 1e-8)
+    # (two e3nn tensor products in series in the paper's second stage: ~1e-8)
+    np.testing.assert_allclose(rot, D @ out @ D.T, atol={"so2": 1e-10, "tp": 1e-8}.get(kind, 1e-7))
+    assert float(out.abs().max()) > 1e-3  # not trivially equivariant
     full = out.transpose(2, 3).reshape(2, 3 * 14, 3 * 14)
     np.testing.assert_allclose(full, full.transpose(1, 2), atol=1e-12)
+
+
+def test_the_edge_update_flag_is_checked_and_round_trips():
+    model = build_model("so2", SLOTS, 3, channels=4, lmax=2, layers=1, edge_update="tp")
+    assert build_model("so2", **{"n_atoms": 3, **model.config}).edge_update == "tp"
+    with pytest.raises(ValueError, match="edge_update"):
+        build_model("so2", SLOTS, 3, edge_update="cg")
 
 
 def test_the_mlp_baseline_is_not_equivariant(water):

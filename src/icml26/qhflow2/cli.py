@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--matched", action="store_true",
                    help="tp only: give the tensor-product baseline the SO(2) model's per-l norm and node-conditioned "
                    "radial MLPs (the fair baseline)")  # fmt: skip
+    t.add_argument("--edge-update", choices=("so2", "tp"), default="so2",
+                   help="so2 only: the second stage of the edge update, an SO(2) layer (default) or the paper's "
+                   "tensor product of QHNet-style pair features with the stage-one edge embedding")  # fmt: skip
     t.add_argument(
         "--eps-weight",
         type=bounded_float(0.0, 1e6, what="a loss weight"),
@@ -172,6 +175,8 @@ def _train(args) -> int:
     ds = load_dataset(args.data)
     if args.matched and args.model != "tp":
         raise ValueError(f"--matched applies to --model tp, not {args.model}")
+    if args.edge_update != "so2" and args.model != "so2":
+        raise ValueError(f"--edge-update applies to --model so2, not {args.model}")
     if args.eps_weight > 0 and args.model in ("mlip", "mace"):
         raise ValueError(f"--eps-weight applies to Hamiltonian models (so2, tp, mlp), not {args.model}")
     tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, eps_weight=args.eps_weight,
@@ -179,6 +184,8 @@ def _train(args) -> int:
     kw = {"channels": args.channels, "lmax": args.lmax, "layers": args.layers}
     if args.matched:
         kw["matched"] = True
+    if args.model == "so2":
+        kw["edge_update"] = args.edge_update
     if args.model == "mlip":
         model, losses = train_mlip(ds, tc, args.seed, **kw)
     elif args.model == "mace":

@@ -139,6 +139,12 @@ class SO2Linear(nn.Module):
         return out
 
 
+def _e3nn_flat(x: torch.Tensor) -> torch.Tensor:
+    """(M, (lmax+1)^2, C) features -> (M, dim) in e3nn's layout of C x l irreps (per l: channel-major, m fastest)."""
+    lmax = math.isqrt(x.shape[1]) - 1
+    return torch.cat([x[:, l * l : (l + 1) ** 2].transpose(1, 2).reshape(len(x), -1) for l in range(lmax + 1)], 1)
+
+
 def rotate(x: torch.Tensor, D: list[torch.Tensor], transpose: bool) -> torch.Tensor:
     """Apply per-l Wigner matrices to (E, K, C) features (``transpose``: D^T, into the edge frame)."""
     parts, k = [], 0
@@ -300,10 +306,17 @@ class SO2HamiltonianModel(nn.Module):
 
     kind = "so2"
 
-    def __init__(self, slot_ls, channels: int = 16, lmax: int = 2, layers: int = 2, n_rbf: int = 16):
+    def __init__(self, slot_ls, channels: int = 16, lmax: int = 2, layers: int = 2, n_rbf: int = 16,
+                 edge_update: str = "so2"):  # fmt: skip
+        """``edge_update``: the second stage of the edge update, ``so2`` (an SO(2) layer on the stage-one edge
+        embedding, in the edge frame) or ``tp`` (the paper's form: QHNet-style pair features x_i (x) x_j,
+        tensor-producted with the stage-one edge embedding into the block irreps; e3nn, global frame)."""
         super().__init__()
+        if edge_update not in ("so2", "tp"):
+            raise ValueError(f"edge_update must be 'so2' or 'tp', got {edge_update!r}")
         self.config = {"slot_ls": list(slot_ls), "channels": channels, "lmax": lmax, "layers": layers,
-                       "n_rbf": n_rbf}  # fmt: skip
+                       "n_rbf": n_rbf, "edge_update": edge_update}  # fmt: skip
+        self.edge_update = edge_update
         self.backbone = SO2Backbone(channels, lmax, layers, n_rbf)
         self.head = BlockHead(tuple(slot_ls))
         Lmax = self.head.Lmax
@@ -314,8 +327,15 @@ class SO2HamiltonianModel(nn.Module):
         self.edge1 = SO2Linear(2 * channels, channels, lmax, lmax)
         self.edge1_rad = _mlp(n_rbf, 32, (lmax + 1) * channels)
         self.edge_gate = Gate(channels, lmax)
-        self.edge2 = SO2Linear(channels, max(counts), lmax, Lmax)
         self.counts = counts
+        if edge_update == "so2":
+            self.edge2 = SO2Linear(channels, max(counts), lmax, Lmax)
+        else:
+            from e3nn import o3
+
+            hidden = o3.Irreps([(channels, (l, (-1) ** l)) for l in range(lmax + 1)])
+            self.pair_tp = o3.FullyConnectedTensorProduct(hidden, hidden, hidden)  # QHNet pair features
+            self.edge_tp = o3.FullyConnectedTensorProduct(hidden, hidden, self.head.expansion.e3nn_irreps())
 
     def forward(self, Z, pos: torch.Tensor) -> torch.Tensor:
         B, n, _ = pos.shape
@@ -331,6 +351,10 @@ class SO2HamiltonianModel(nn.Module):
         lm = self.backbone.lmax
         e = self.edge1(h) * self.edge1_rad(rbf[e_index]).reshape(-1, lm + 1, self.backbone.C)[:, self.backbone.l_of_k]
         e = self.edge_gate(_equi_norm(e, lm))
+        if self.edge_update == "tp":  # stage two: (x_i (x) x_j) (x) e, e rotated back to the global frame
+            pair = self.pair_tp(_e3nn_flat(x[pi]), _e3nn_flat(x[pj]))
+            pair = self.edge_tp(pair, _e3nn_flat(rotate(e, De, False)))
+            return self.head.assemble(Z, diag, pair, B, n)
         out = self.edge2(e)  # (E', (Lmax+1)^2, max count) in the edge frame
         DL = wigner_blocks(self.head.Lmax, vec[e_index], [q.to(pos.dtype) for q in self.backbone.qs(self.head.Lmax)])
         out = rotate(out, DL, False)
@@ -480,7 +504,10 @@ def n_params(model: nn.Module) -> int:
 _COMPONENTS = (
     ("radial MLPs", ("radial", "_rad", "conv_tp_weights")),
     ("embedding", ("embed",)),
-    ("convolutions / interactions", ("convs", "edge1", "edge2", "pair_tp", "pair_sh", "interactions", "products")),
+    (
+        "convolutions / interactions",
+        ("convs", "edge1", "edge2", "edge_tp", "pair_tp", "pair_sh", "interactions", "products"),
+    ),
     ("gates, norms, mixing", ("gates", "gate", "mix", "node_pre")),
     ("heads / readouts", ("node_head", "readout", "head")),
 )
