@@ -13,7 +13,9 @@ every l by exp(i m theta), so the most general equivariant linear map is, per |m
 radial MLP, rotate back with D(R_ij). Cost O(L^3) instead of the tensor product's O(L^6).
 Two-stage edge update: stage 1 = the backbone edge embedding (an SO(2) layer on [x_i, x_j]); stage 2 = an SO(2)
 pair layer from that embedding to the block irreps L <= 2 l_orb in the edge frame, rotated back and expanded to
-the (P, P) block with Clebsch-Gordan coefficients; diagonal blocks from per-l linear node heads.
+the (P, P) block with Clebsch-Gordan coefficients; diagonal blocks from per-l linear node heads. With
+``edge_update="tp"`` stage 2 is the paper's form instead: QHNet-style pair features x_i (x) x_j, tensor-producted
+with the stage-one edge embedding (rotated back to the global frame) into the block irreps.
 """
 
 from __future__ import annotations
