@@ -180,3 +180,14 @@ def test_run_reports_speed_and_flops_and_runs_trials_per_cue(tmp_path, capsys):
     assert "trials/s" in capsys.readouterr().out
     _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--scoring", "first", "--out", str(tmp_path / "x")], capsys,
                    [tmp_path / "x"], "--scoring")  # fmt: skip
+
+
+def test_run_takes_a_dtype_and_refuses_an_unknown_one(tmp_path, capsys):
+    js = tmp_path / "fc.json"
+    argv = ["behaviorgeo", "run", *TINY, "--paradigm", "fc", "--max-trials", "4", "--dtype", "bfloat16", "--out",
+            str(tmp_path / "fc"), "--json", str(js)]  # fmt: skip
+    assert icml26_main(argv) == 0 and json.loads(js.read_text())["dtype"] == "bfloat16"
+    _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--dtype", "float32", "--resume", str(tmp_path / "fc")],
+                   capsys, match="dtype")  # fmt: skip
+    _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--dtype", "float16", "--out", str(tmp_path / "x")], capsys,
+                   [tmp_path / "x"], "--dtype")  # fmt: skip
