@@ -34,12 +34,35 @@ from icml26.qhflow2 import claims as C
 from icml26.qhflow2.data import cached_dataset
 from icml26.qhflow2.mace_peer import MACEConfig, evaluate_mace, train_mace
 from icml26.qhflow2.model import n_params
-from icml26.qhflow2.train import TrainConfig, evaluate_h_model, train_h_model
+from icml26.qhflow2.train import TrainConfig, evaluate_h_model, layout_for, predict_h, train_h_model
+
+
+def mirror_violation(H: np.ndarray, ds) -> float:
+    """MAE [uHa] of the part of H (F, nao, nao) that is odd under the reflection through the plane of each (planar,
+    3-atom) frame: 0 for the exact H, since that reflection maps the frame onto itself and flips the p orbitals'
+    normal component (sigma-pi separation); a model without parity must learn it, one with parity has it built in."""
+    from icml26.qhflow2.data import make_mol
+
+    out = []
+    for h, r in zip(H, ds.R, strict=True):
+        n = np.cross(r[1] - r[0], r[2] - r[0])
+        n /= np.linalg.norm(n)
+        P = np.eye(len(h))
+        mol = make_mol(ds.Z, r, ds.basis)
+        p_start = [i for i, lab in enumerate(mol.ao_labels()) if lab.rstrip().endswith("px")]
+        for i in p_start:  # PySCF orders a p shell x, y, z
+            P[i : i + 3, i : i + 3] = np.eye(3) - 2 * np.outer(n, n)
+        out.append(np.abs(h - P @ h @ P.T).mean() / 2)
+    return float(np.mean(out) * 1e6)
 
 
 def _row(name, model, test, t_train):
     res = evaluate_h_model(model, test)
     res = {k: v for k, v in res.items() if "MAE" in k}
+    if len(test.Z) == 3:  # water: how much of the H error a parity-equivariant model would remove
+        H = predict_h(model, layout_for(test), test.Z, test.R)
+        res["mirror-odd part of H [uHa]"] = mirror_violation(H, test)
+        res["mirror-odd part of the label H [uHa]"] = mirror_violation(test.H, test)
     res |= {"params": n_params(model), "train [s]": t_train}
     print(name, {k: round(v, 2) for k, v in res.items()}, flush=True)
     return res
