@@ -31,7 +31,7 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(1)
     data = load_dataset(HOPPER_SMOKE_SET, HOPPER)
-    dc = PRESETS["small"].hopper_dynamics
+    dc = PRESETS["small"].mujoco_dynamics
     term = termination_fn(HOPPER)
     _, nll = train_dynamics(data, dataclasses.replace(dc, phi=0.0, epochs=6), 0, termination_fn=term)
     _, vipo = train_dynamics(data, dataclasses.replace(dc, epochs=6, value_warmup_epochs=3), 0, termination_fn=term)

@@ -106,3 +106,22 @@ def test_hopper_probe_and_claim_at_smoke():
     neg = C.more_accurate_model_hopper(Scale.SMOKE, 0, Arm.NEGATIVE).measured["policy-state error VIPO / NLL"]
     pos = C.more_accurate_model_hopper(Scale.SMOKE, 0, Arm.POSITIVE).measured["policy-state error VIPO / NLL"]
     assert pos == pytest.approx(0.85 * neg)
+
+
+def test_mujoco_return_claim_arms_at_smoke():
+    """The return claim's A/A arm is MOPO on a second NLL ensemble with its own seed stream (never the host's run
+    reused), the positive arm is exactly that A/A arm plus the planted gain on each task, and the probe reports
+    both tasks' shares with the paper's recipe beside them."""
+    key = "score MOPO+VIPO - MOPO (mean over tasks)"
+    neg = C.improves_return_mujoco(Scale.SMOKE, 0, Arm.NEGATIVE)
+    pos = C.improves_return_mujoco(Scale.SMOKE, 0, Arm.POSITIVE)
+    assert pos.measured[key] == pytest.approx(neg.measured[key] + C.RETURN_PLANT)
+    for task in C.RETURN_TASKS:
+        assert neg.measured[f"policy-state MSE MOPO+VIPO {task}"] != neg.baselines[f"policy-state MSE MOPO {task}"]
+        assert pos.measured[f"score MOPO+VIPO {task}"] == pytest.approx(
+            neg.measured[f"score MOPO+VIPO {task}"] + C.RETURN_PLANT
+        )
+    probe = C.value_term_mujoco(Scale.SMOKE, 0)
+    assert probe["value-term-mujoco"] == min(probe["share hopper"], probe["share halfcheetah"])
+    assert probe["share halfcheetah, paper's recipe (phi = 1e-4, no warm-up)"] < probe["share halfcheetah"]
+    assert C.RETURN_PLANT == pytest.approx(1.5 * C.RETURN_BAR)

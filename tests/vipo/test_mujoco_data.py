@@ -150,16 +150,34 @@ def test_dataset_verb_writes_minari_and_hdf5(tmp_path, capsys):
     _fails_cleanly(["train", "--dataset", str(tmp_path), "--out", str(tmp_path / "p.pt")], capsys, "not a Minari")
 
 
-def test_shipped_smoke_dataset_matches_its_checksum():
-    """The smoke-size hopper-medium set in the package: loads as Minari, checksum as in data/README.md."""
+@pytest.mark.parametrize(("task", "env_id", "ref_max"), [("hopper", "Hopper-v5", 3234.3),
+                                                         ("halfcheetah", "HalfCheetah-v5", 12135.0)])  # fmt: skip
+def test_shipped_smoke_dataset_matches_its_checksum(task, env_id, ref_max):
+    """The smoke-size '<task>-medium' sets in the package: load as Minari, checksum as in data/README.md."""
+    smoke = SMOKE.parent / f"{task}-medium-smoke"
     readme = (SMOKE.parent / "README.md").read_text()
-    digest = hashlib.sha256((SMOKE / "data" / "main_data.hdf5").read_bytes()).hexdigest()
-    assert digest in readme
-    data = load_dataset(SMOKE, "Hopper-v5")
+    digest = hashlib.sha256((smoke / "data" / "main_data.hdf5").read_bytes()).hexdigest()
+    assert f"`{task}-medium-smoke/data/main_data.hdf5`: `{digest}`" in readme
+    data = load_dataset(smoke, env_id)
     meta = data["meta"]
-    assert meta["kind"] == "medium" and meta["ref_max_score"] == 3234.3
+    assert meta["kind"] == "medium" and meta["ref_max_score"] == ref_max and meta["env"] == env_id
     assert 1000 <= len(data["rewards"]) <= 10_000
-    assert (SMOKE / "data" / "main_data.hdf5").stat().st_size < 2_000_000
+    assert (smoke / "data" / "main_data.hdf5").stat().st_size < 2_000_000
+
+
+def test_d3rlpy_splits_our_data_into_our_episodes():
+    """The peer reads our D4RL keys as we mean them: d3rlpy's MDPDataset cuts the shipped HalfCheetah set (time-limit
+    ends flagged in ``timeouts``) into exactly the Minari episodes, with the same transitions and returns."""
+    d3rlpy = pytest.importorskip("d3rlpy")
+    smoke = SMOKE.parent / "halfcheetah-medium-smoke"
+    episodes, _ = read_minari(smoke)
+    data = load_dataset(smoke, "HalfCheetah-v5")
+    ds = d3rlpy.dataset.MDPDataset(data["observations"], data["actions"], data["rewards"],
+                                   data["terminals"].astype(np.float32), timeouts=data["timeouts"].astype(np.float32))  # fmt: skip
+    assert len(ds.episodes) == len(episodes)
+    for ours, theirs in zip(episodes, ds.episodes, strict=True):
+        np.testing.assert_allclose(theirs.observations, ours["observations"][:-1])
+        assert float(theirs.rewards.sum()) == pytest.approx(float(ours["rewards"].sum()), rel=1e-5)
 
 
 def test_dataset_verb_json_to_stdout(tmp_path, capsys):
