@@ -46,6 +46,15 @@ class ModelConfig:
     #: a learnable per-modality bias on the layer-1 attention logits (0 at init): the gate that a frozen-curvature
     #: ablation would otherwise lose with the prior lambda log|K_j| (the control arm ``moce-fixed-k-gate``)
     modality_gate: bool = False
+    #: bound the gate control's bias to the range the prior lambda log|K_j| can span at lambda = prior_init and |K|
+    #: in [C_MIN, C_MAX] ([-1.38, +0.90] at 0.3): ``bias = lo + (hi - lo) sigmoid(raw)``, 0 at init
+    gate_bounded: bool = False
+    #: ``softplus``: |K| = softplus(raw) + C_MIN (the library's); ``inverse``: the paper's learnable k = 1/|K| (the
+    #: raw parameter is k itself), clamped to [1/C_MAX, 1/C_MIN] (the paper's k >= k_min is the lower end)
+    curvature_param: str = "softplus"
+    #: ``ambient``: y_s = W x + b, y_0 recomputed (the library's); ``hybonet``: the norm-rescaling Lorentz linear of
+    #: HyboNet (Chen et al. 2022), whose time output sets the dimensionless radius cosh(theta) of each output point
+    linear: str = "ambient"
     prior_init: float = 0.3  # lambda of the curvature prior at init
     dropout: float = 0.25
     eeg_f1: int = 4
@@ -59,6 +68,10 @@ class ModelConfig:
             )
         if self.curvature_init > C_MAX:
             raise ValueError(f"curvature initialisation |K| must be <= {C_MAX}; got {self.curvature_init}")
+        if self.curvature_param not in ("softplus", "inverse"):
+            raise ValueError(f"curvature_param must be 'softplus' or 'inverse'; got {self.curvature_param!r}")
+        if self.linear not in ("ambient", "hybonet"):
+            raise ValueError(f"linear must be 'ambient' or 'hybonet'; got {self.linear!r}")
         if self.steps % self.pool:
             raise ValueError(f"steps ({self.steps}) must be a multiple of the pooling kernel ({self.pool})")
 
@@ -75,6 +88,9 @@ class TrainConfig:
     curvature_clip: float = 1.0  # grad-norm clip of the curvature parameters
     domains_per_batch: int = 4
     trials_per_domain: int = 12
+    #: train the domain BNs' scale gamma in the curvatures' group (same lr, warm-up and clip): the BN output radius
+    #: is about gamma sqrt|K|, so |K| is otherwise the fastest way to shrink it
+    gamma_at_curvature_rate: bool = False
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -236,15 +252,31 @@ class LorentzDomainBN(nn.Module):
 
 
 class LorentzLinear(nn.Module):
-    """Fully hyperbolic linear layer: ``y_s = W x + b`` on the ambient coordinates, ``y_0 = sqrt(1/c + |y_s|^2)``.
-    (..., d_in+1) -> (..., d_out+1)"""
+    """Fully hyperbolic linear layer on the ambient coordinates, (..., d_in+1) -> (..., heads * (d_out+1)).
 
-    def __init__(self, d_in: int, d_out: int) -> None:
+    ``ambient``: ``y_s = W x + b``, ``y_0 = sqrt(1/c + |y_s|^2)``. ``hybonet`` (Chen et al. 2022, "Fully hyperbolic
+    neural networks", their Lorentz linear with norm rescaling): ``h = W x + b`` in R^{d_out+1}, the dimensionless
+    time ``t = sigmoid(h_0) e^s + 1.1`` (s learnable, init log 10, at most log 10) = cosh(theta) of the output
+    point, ``y = (t, sqrt(t^2 - 1) h_s / |h_s|) / sqrt(c)``, so the layer itself places its outputs at a radius
+    theta in [0.44, 3.1] whatever |K| is. ``heads`` > 1 returns that many points per input, (..., heads, d_out+1).
+    """
+
+    def __init__(self, d_in: int, d_out: int, kind: str = "ambient", heads: int = 1) -> None:
         super().__init__()
-        self.lin = nn.Linear(d_in + 1, d_out)
+        self.kind, self.heads, self.d_out = kind, heads, d_out
+        self.lin = nn.Linear(d_in + 1, heads * (d_out + (kind == "hybonet")))
+        self.log_scale = nn.Parameter(torch.tensor(math.log(10.0))) if kind == "hybonet" else None
 
     def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        return L.project(self.lin(x), c)
+        h = self.lin(x)
+        if self.heads > 1:
+            h = h.reshape(*h.shape[:-1], self.heads, -1)  # (..., heads, d_out [+1])
+        if self.kind == "ambient":
+            return L.project(h, c)
+        t = torch.sigmoid(h[..., :1]) * self.log_scale.clamp_max(math.log(10.0)).exp() + 1.1  # cosh(theta) >= 1.1
+        hs = h[..., 1:]
+        hs = hs * torch.sqrt(t * t - 1.0) / hs.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        return torch.cat([t, hs], dim=-1) / c.sqrt()
 
 
 def hyp_layer_norm(x: torch.Tensor, c: torch.Tensor, ln: nn.LayerNorm) -> torch.Tensor:
@@ -277,7 +309,7 @@ class LorentzExpert(nn.Module):
         super().__init__()
         self.pool = cfg.pool
         self.bn = LorentzDomainBN(cfg.hidden, cfg.domain_bn)
-        self.out = LorentzLinear(cfg.hidden * cfg.steps // cfg.pool, cfg.fusion_dim)
+        self.out = LorentzLinear(cfg.hidden * cfg.steps // cfg.pool, cfg.fusion_dim, cfg.linear)
 
     def forward(self, z: torch.Tensor, domains: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         B, S, Fh = z.shape
@@ -301,15 +333,14 @@ class CurvatureAwareAttention(nn.Module):
         super().__init__()
         d, H = cfg.fusion_dim, cfg.heads
         self.H, self.d = H, d
-        self.q, self.k, self.v = (LorentzLinear(d, H * d) for _ in range(3))
+        self.q, self.k, self.v = (LorentzLinear(d, d, cfg.linear, heads=H) for _ in range(3))
         self.log_tau0 = nn.Parameter(torch.tensor(0.5 * math.log(d)))  # tau_0 init sqrt(d)
         self.raw_lambda = nn.Parameter(torch.tensor(math.log(math.expm1(cfg.prior_init)))) if prior else None
         self.ln = nn.LayerNorm(d)
         self.attention: torch.Tensor | None = None  # last (B, H, M, M) weights, for contributions
 
     def _heads(self, lin: LorentzLinear, x: torch.Tensor, cf: torch.Tensor) -> torch.Tensor:
-        B, M, _ = x.shape
-        return L.project(lin.lin(x).reshape(B, M, self.H, self.d).transpose(1, 2), cf)  # (B, H, M, d+1)
+        return lin(x, cf).reshape(*x.shape[:2], self.H, self.d + 1).transpose(1, 2)  # (B, H, M, d+1)
 
     def _logits_bias(self, c: torch.Tensor, c_prior: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         scale = c.sqrt() / self.log_tau0.exp()  # (M,) = 1 / tau_i
@@ -370,21 +401,44 @@ class MoCE(nn.Module):
         self.shapes, self.fs, self.n_classes = {m: tuple(shapes[m]) for m in shapes}, fs, n_classes
         self.encoders = make_encoders(shapes, fs, cfg)
         self.experts = nn.ModuleDict({m: LorentzExpert(cfg) for m in shapes})
-        raw = math.log(math.expm1(cfg.curvature_init - C_MIN))  # inverse softplus
+        self.curvature_param = cfg.curvature_param
+        if cfg.curvature_param == "inverse":
+            raw = 1.0 / cfg.curvature_init  # the paper's k = 1/|K|
+        else:
+            raw = math.log(math.expm1(cfg.curvature_init - C_MIN))  # inverse softplus
         self.raw_curvature = nn.Parameter(torch.full((len(shapes),), raw), requires_grad=cfg.learn_curvature)
         self.layers = nn.ModuleList(CurvatureAwareAttention(cfg, prior=(i == 0)) for i in range(cfg.layers))
-        self.head = LorentzLinear(cfg.fusion_dim, cfg.fusion_dim)
+        self.head = LorentzLinear(cfg.fusion_dim, cfg.fusion_dim, cfg.linear)
         self.mlr = LorentzMLR(cfg.fusion_dim, n_classes)
         self.vectorised = True
-        self.gate = nn.Parameter(torch.zeros(len(shapes))) if cfg.modality_gate else None  # (M,)
+        self.raw_gate = nn.Parameter(torch.zeros(len(shapes))) if cfg.modality_gate else None  # (M,)
+        # the gate's bounds: the prior's range at lambda = prior_init, |K| in [C_MIN, C_MAX]
+        self.gate_range = (cfg.prior_init * math.log(C_MIN), cfg.prior_init * math.log(C_MAX))
+        self.gate_bounded = cfg.gate_bounded
+        if cfg.gate_bounded and cfg.modality_gate:
+            lo, hi = self.gate_range
+            with torch.no_grad():  # bias 0 at init: sigmoid(raw) = -lo / (hi - lo)
+                self.raw_gate.fill_(math.log(-lo / hi))
         #: (M,) |K| that the geometry uses instead of the learned ones (test-time probes; the prior keeps the
         #: learned |K|); None in training and ordinary use
         self.geometry_override: torch.Tensor | None = None
 
     @property
     def curvatures(self) -> torch.Tensor:
-        """|K_m| per modality, (M,): softplus keeps K_m = -|K_m| < 0; clamped to [C_MIN, C_MAX]."""
+        """|K_m| per modality, (M,): softplus keeps K_m = -|K_m| < 0; clamped to [C_MIN, C_MAX]. With the paper's
+        parameterisation, |K_m| = 1 / k_m with k_m clamped to [1/C_MAX, 1/C_MIN]."""
+        if self.curvature_param == "inverse":
+            return 1.0 / self.raw_curvature.clamp(1.0 / C_MAX, 1.0 / C_MIN)
         return (F.softplus(self.raw_curvature) + C_MIN).clamp_max(C_MAX)
+
+    @property
+    def gate(self) -> torch.Tensor | None:
+        """(M,) per-modality bias on the layer-1 logits of the gate control (None without one); bounded to the
+        prior's range with ``gate_bounded``."""
+        if self.raw_gate is None or not self.gate_bounded:
+            return self.raw_gate
+        lo, hi = self.gate_range
+        return lo + (hi - lo) * torch.sigmoid(self.raw_gate)
 
     def forward(self, inputs: dict[str, torch.Tensor], domains: torch.Tensor) -> torch.Tensor:
         c_prior = self.curvatures  # (M,) learned |K|: the fusion prior lambda log|K_j| always reads these
@@ -570,7 +624,7 @@ def _batches(subject: np.ndarray, cfg: TrainConfig, rng: np.random.Generator) ->
 
 
 #: parameters trained at the curvature's rate: the log-curvatures and the gate control's per-modality bias
-GEOMETRY_PARAMETERS = ("raw_curvature", "gate")
+GEOMETRY_PARAMETERS = ("raw_curvature", "raw_gate")
 
 
 def train(
@@ -579,11 +633,14 @@ def train(
     """Adam on Euclidean parameters; curvatures in their own group (warm-up at 0.01x, grad-norm clip); returns
     the loss per epoch. All parameters are Euclidean (biases live in tangent spaces at the origin), so no
     Riemannian optimiser is needed. ``on_epoch(epoch, model)`` (1-based epoch) is called after each epoch (the
-    validation readings of :func:`tune`); it must leave the model in training mode."""
+    validation readings of :func:`tune`); returning True stops training there (early stopping)."""
     # the curvatures and the gate control's modality bias (its stand-in in ``moce-fixed-k-gate``) share one group:
     # the same lr (lr x curvature_lr_scale), warm-up and clip, so the ablation's gate can move as far as |K| does
-    curv = [p for n, p in model.named_parameters() if n in GEOMETRY_PARAMETERS and p.requires_grad]
-    rest = [p for n, p in model.named_parameters() if n not in GEOMETRY_PARAMETERS and p.requires_grad]
+    fast = GEOMETRY_PARAMETERS
+    if cfg.gamma_at_curvature_rate:  # the experts' domain-BN scales too
+        fast = fast + tuple(n for n, _ in model.named_parameters() if n.startswith("experts.") and n.endswith(".gamma"))
+    curv = [p for n, p in model.named_parameters() if n in fast and p.requires_grad]
+    rest = [p for n, p in model.named_parameters() if n not in fast and p.requires_grad]
     groups = [{"params": rest, "lr": cfg.lr, "weight_decay": cfg.weight_decay}]
     if curv:
         groups.append({"params": curv, "lr": cfg.lr * cfg.curvature_lr_scale, "weight_decay": 0.0})
@@ -610,8 +667,10 @@ def train(
         if not math.isfinite(losses[-1]):
             raise FloatingPointError(f"training diverged at epoch {epoch} (loss {losses[-1]})")
         if on_epoch is not None:
-            on_epoch(epoch + 1, model)
+            stop = on_epoch(epoch + 1, model)
             model.train()
+            if stop is True:  # the callback's early stopping
+                break
     return losses
 
 
