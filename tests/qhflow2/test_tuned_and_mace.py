@@ -135,6 +135,8 @@ def test_a_retuned_replicate_runs_the_whole_grid_on_its_own_stream():
     assert table1[f"lr {lr1:g}, {ch1} ch"] == min(table1.values())
 
 
+@pytest.mark.slow  # ~20 s: two MACE tunings and the untrained H route at smoke (the registry's contract check runs
+# the same arms)
 def test_mace_v2_controls_plant_on_the_pair_of_independently_tuned_maces():
     pytest.importorskip("mace")
     for claim, plant, name in ((C.energy_vs_mace, C.MACE_E_PLANT, "E"), (C.forces_match_mace, C.MACE_F_PLANT, "F")):
