@@ -12,8 +12,10 @@
   model's H error is > 11 % below the matched tensor-product baseline's, at no more parameters;
 - ``energy-vs-mace-v2`` / ``forces-match-mace-v2`` (issue 50): E from the predicted H at least 2x more accurate than
   MACE's (mace-torch, same frames, same tuning budget), and F within 1.5x of MACE's; v2: the A/A replicate is
-  tuned again on the grid from its own seed stream, MACE's weight average restarts at its second stage, fresh
-  seeds.
+  tuned again on the grid from its own seed stream (the positives' pair; the negatives: the untrained
+  Hamiltonian), MACE's weight average restarts at its second stage, fresh seeds;
+- ``scaling-tuned-v1`` (issue 50): H error > 11 % lower with twice the width and with four times the data, every
+  model's learning rate tuned on the same grid.
 
 Contract v3: every claim runs three arms on the same seeds and measurement. Comparisons' negative controls are A/A
 runs (the baseline's recipe trained again on its own seed stream, ``stream=1`` in :func:`_trained`), and positive
