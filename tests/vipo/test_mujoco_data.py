@@ -172,8 +172,8 @@ def test_d3rlpy_splits_our_data_into_our_episodes():
     smoke = SMOKE.parent / "halfcheetah-medium-smoke"
     episodes, _ = read_minari(smoke)
     data = load_dataset(smoke, "HalfCheetah-v5")
-    ds = d3rlpy.dataset.MDPDataset(data["observations"], data["actions"], data["rewards"],
-                                   data["terminals"].astype(np.float32), timeouts=data["timeouts"].astype(np.float32))  # fmt: skip
+    ends = data["terminals"].astype(np.float32), data["timeouts"].astype(np.float32)
+    ds = d3rlpy.dataset.MDPDataset(data["observations"], data["actions"], data["rewards"], ends[0], timeouts=ends[1])
     assert len(ds.episodes) == len(episodes)
     for ours, theirs in zip(episodes, ds.episodes, strict=True):
         np.testing.assert_allclose(theirs.observations, ours["observations"][:-1])
