@@ -11,9 +11,9 @@ both libraries read.
    Performance goal of the issue: VIPO adds <= 1.5x.
 2. One policy-learning step of MOPO (SAC update, batch 256, [256, 256] nets, with the model rollouts amortised:
    5,000 start states x h = 1 every 250 steps) vs one ``update`` of d3rlpy 2.8.1's CQL and IQL (defaults, batch
-   256, CPU) on the same data. d3rlpy usually cannot share the main environment (it pins an older Gymnasium), so
-   it runs in the Python named by ``--d3rlpy-python PATH`` (a virtual environment with d3rlpy 2.8.1; see the
-   README), or in this one when d3rlpy is importable here; otherwise the peer row is skipped with a message.
+   256, CPU) on the same data. d3rlpy declares an older Gymnasium, so it is installed here with ``--no-deps``
+   (see the README, Deviations) or runs in the Python named by ``--d3rlpy-python PATH`` (a virtual environment
+   with d3rlpy 2.8.1); without either the peer row is skipped with a message.
    Goal: within 2x of CQL.
 """
 
