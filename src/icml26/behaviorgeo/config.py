@@ -25,8 +25,8 @@ class Config:
     lm_model: str | None = "smollm2"
     lm_words: int = 1060  # the shipped nouns
     lm_fc_per_cue: int = 4  # FC trials per cue (of 67 in a full shuffle) -> 8 picks per cue
-    # FA runs per cue: the even runs are compared with FC, the odd ones are their A/A twin. 47 % of SmolLM2's runs
-    # name at least one single-word associate, so 8 runs a half leave ~1 % of cues unanswered in a half
+    # FA runs per cue: the even runs are compared with FC, the odd ones are their A/A twin. 47 % of SmolLM2's v1
+    # (float32) runs name at least one single-word associate, so 8 runs a half leave ~1 % of cues unanswered in a half
     lm_fa_runs: int = 16
     lm_dtype: str = "bfloat16"  # the trials' weights (hidden states are float32)
     lm_fa_tokens: int = 16
