@@ -168,3 +168,118 @@ def test_a_users_own_model_folder_is_aligned_through_the_cli(kind, tmp_path, cap
     if kind == "gpt2":  # the checkpoint's own dtype kept on request
         assert main([*argv, "--dtype", "auto", "--json", "-"]) == 0
         assert json.loads(capsys.readouterr().out)["models"][0]["alignment"] == pytest.approx(row["alignment"])
+
+
+# ------------------------------------------------------------------------------ RSA / CKA over word-aligned TRs
+@pytest.mark.parametrize("measure", ["cka", "rsa"])
+def test_pattern_similarity_scores_the_truth_high_and_random_features_at_the_null(alice, measure):
+    from icml26.brainconverge.alice import similarity
+
+    rng = np.random.default_rng(1)
+    W, (S, T, R) = len(alice.words), alice.bold[:6].shape
+    words = rng.standard_normal((W, 6))
+    signal = to_trs(alice.onsets, words) @ rng.standard_normal((6, S * R))
+    brain = 0.4 * signal / signal.std(0) + alice.bold[:6].transpose(1, 0, 2).reshape(T, S * R)
+    brain = brain.reshape(T, S, R).transpose(1, 0, 2)
+    truth = similarity(to_trs(alice.onsets, words), brain, alice.nuisance[:6], measure=measure)
+    nulls = [similarity(to_trs(alice.onsets, rng.standard_normal((W, 6))), brain, alice.nuisance[:6],
+                        measure=measure).score.mean() for _ in range(4)]  # fmt: skip
+    assert truth.score.mean() > 0.09 and max(abs(v) for v in nulls) < 0.04
+    layers = {"noise": to_trs(alice.onsets, rng.standard_normal((W, 6))), "truth": to_trs(alice.onsets, words)}
+    both = similarity(layers, brain, alice.nuisance[:6], measure=measure)
+    assert both.layers == ["truth"] * 4 and np.allclose(both.score, truth.score)
+    with pytest.raises(ValueError, match="measure"):
+        similarity(words, brain, measure="cca")
+
+
+def test_the_listeners_shared_pattern_beats_its_time_shifted_copy(alice):
+    """The real data both ways: each listener's ROI pattern is more like the others' mean (the ceiling) than like
+    that mean shifted by 120 TRs (a known null with the same autocorrelation)."""
+    from icml26.brainconverge.alice import similarity, similarity_ceiling
+
+    ceiling = similarity_ceiling(alice.bold, alice.nuisance, measure="cka")
+    shifted = []
+    for s in range(len(alice.subjects)):
+        others = np.roll(np.delete(alice.bold, s, 0).mean(0), 120, axis=0)
+        shifted.append(similarity(others, alice.bold[s : s + 1], alice.nuisance[s : s + 1], measure="cka").score[0])
+    se = ceiling.std() / np.sqrt(len(ceiling))
+    assert ceiling.mean() > np.mean(shifted) + 3 * se and abs(np.mean(shifted)) < 0.03
+
+
+# ------------------------------------------------------------------------------ a user's own recording
+def _write_user_recording(alice, folder, listeners=3, header=True):
+    folder.mkdir(exist_ok=True)
+    files = []
+    for s in range(listeners):
+        path = folder / f"listener{s}.csv"
+        rows = "\n".join(",".join(f"{v:.5f}" for v in row) for row in alice.bold[s])
+        path.write_text((",".join(alice.rois) + "\n" if header else "") + rows + "\n")
+        files.append(str(path))
+    words = folder / "words.tsv"
+    words.write_text("onset\tword\n" + "".join(f"{o:.6f}\t{w}\n" for o, w in zip(alice.onsets, alice.words)))
+    return files, str(words)
+
+
+def test_a_users_own_roi_files_load_like_the_bundle(alice, tmp_path):
+    from icml26.brainconverge.alice import load_timecourses
+
+    files, words = _write_user_recording(alice, tmp_path)
+    data = load_timecourses(files, words, tr=2.0, t0=20.0)
+    assert data.rois == alice.rois and data.bold.shape == (3, 362, 6) and data.nuisance is None
+    np.testing.assert_allclose(data.bold, alice.bold[:3], atol=1e-4)
+    np.testing.assert_allclose(data.to_trs(np.ones(len(data.words))), to_trs(alice.onsets, np.ones(len(alice.words))))
+    assert data.subset(data.subjects[:2]).bold.shape == (2, 362, 6)
+    # headerless tables get numbered ROI names; a clock that starts at 0 needs no padding trick from the caller
+    files, words = _write_user_recording(alice, tmp_path / "plain", listeners=1, header=False)
+    plain = load_timecourses(files, words, tr=2.0, t0=0.0)
+    assert plain.rois == tuple(f"roi{i}" for i in range(6))
+    assert np.isfinite(plain.to_trs(np.ones(len(plain.words)))).all()
+
+
+def test_language_verb_reads_a_users_recording_with_pattern_measures(alice, tmp_path, capsys):
+    pytest.importorskip("transformers")
+    import json
+
+    from icml26.cli import main
+
+    files, words = _write_user_recording(alice, tmp_path)
+    argv = ["brainconverge", "language", "--model", "zoo", "--widths", "16", "--depths", "1", "--steps", "2",
+            "--bold", *files, "--words", words, "--tr", "2", "--t0", "20", "--measures", "r,cka,rsa"]  # fmt: skip
+    assert main([*argv, "--json", "-"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["listeners"] == 3 and summary["rois"] == list(alice.rois)
+    assert set(summary["pattern_ceiling"]) == {"cka", "rsa"}
+    for row in summary["models"]:
+        assert -1 < row["alignment"] < 1 and -1 < row["cka"]["score"] < 1 and len(row["rsa"]["layers_chosen"]) == 4
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda f, w, d: ["--bold", *f, "--tr", "2"], "--words and --tr"),
+        (lambda f, w, d: ["--words", w, "--tr", "2"], "with --bold"),
+        (lambda f, w, d: ["--bold", *f, "--words", w, "--tr", "2", "--brain", str(d)], "not --brain"),
+        (lambda f, w, d: ["--bold", *f, "--words", w, "--tr", "0"], "--tr"),
+        (lambda f, w, d: ["--bold", *f, "--words", w, "--tr", "2", "--t0", "nan"], "t0"),
+        (lambda f, w, d: ["--bold", *f, "--words", w, "--tr", "2", "--t0", "5000"], "no word falls inside"),
+        (lambda f, w, d: ["--bold", *f, str(d / "missing.csv"), "--words", w, "--tr", "2"], "missing.csv"),
+        (lambda f, w, d: ["--bold", *f, str(d / "short.csv"), "--words", w, "--tr", "2"], "differ in shape"),
+        (lambda f, w, d: ["--bold", str(d / "short.csv"), "--words", w, "--tr", "2"], "at least 48 TRs"),
+        (lambda f, w, d: ["--bold", str(d / "nan.csv"), "--words", w, "--tr", "2"], "finite"),
+        (lambda f, w, d: ["--bold", str(d / "header.csv"), "--words", w, "--tr", "2"], "header names 2 ROIs"),
+        (lambda f, w, d: ["--bold", *f, "--words", str(d / "bad.tsv"), "--tr", "2"], "'onset' and 'word'"),
+        (lambda f, w, d: ["--bold", *f, "--words", w, "--tr", "2", "--measures", "r,cca"], "measures"),
+    ],
+)
+def test_bad_user_recordings_are_refused_in_one_line(alice, tmp_path, capsys, change, message):
+    from icml26.cli import main
+
+    files, words = _write_user_recording(alice, tmp_path, listeners=2)
+    (tmp_path / "short.csv").write_text("a,b,c,d,e,f\n" + "0,1,2,3,4,5\n1,0,1,0,1,0\n" * 10)
+    (tmp_path / "nan.csv").write_text("\n".join(["0,1,nan"] + ["1,0,2"] * 60) + "\n")
+    (tmp_path / "header.csv").write_text("a,b\n" + "0,1,2\n1,0,3\n" * 30)
+    (tmp_path / "bad.tsv").write_text("time\ttoken\n1.0\thello\n")
+    argv = ["brainconverge", "language", "--model", "zoo", "--widths", "16", "--depths", "1", "--steps", "1"]
+    assert main([*argv, *change(files, words, tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err

@@ -40,11 +40,13 @@ class Alice:
 
     subjects: list[str]
     bold: np.ndarray  # (S, T, R)
-    nuisance: np.ndarray  # (S, T, 8): word rate, sound power, 6 motion parameters (z-scored)
+    nuisance: np.ndarray | None  # (S, T, q): Alice's word rate, sound power, 6 motion parameters (z-scored)
     words: list[str]
     onsets: np.ndarray  # (W,) seconds on the TextGrid's clock
     offsets: np.ndarray  # (W,)
     rois: tuple[str, ...] = ROIS
+    tr: float = TR  # seconds between volumes
+    t0: float = T0  # acquisition time of the first volume on the word timings' clock [s]
 
     @property
     def n_tr(self) -> int:
@@ -52,8 +54,13 @@ class Alice:
 
     def subset(self, subjects) -> Alice:
         idx = [self.subjects.index(s) for s in subjects]
-        return Alice([self.subjects[i] for i in idx], self.bold[idx], self.nuisance[idx], self.words, self.onsets,
-                     self.offsets, self.rois)  # fmt: skip
+        nuisance = None if self.nuisance is None else self.nuisance[idx]
+        return Alice([self.subjects[i] for i in idx], self.bold[idx], nuisance, self.words, self.onsets,
+                     self.offsets, self.rois, self.tr, self.t0)  # fmt: skip
+
+    def to_trs(self, values: np.ndarray) -> np.ndarray:
+        """Word-level values (W, d) -> this recording's TR-level regressors (T, d) (see :func:`to_trs`)."""
+        return to_trs(self.onsets, values, self.n_tr, tr=self.tr, t0=self.t0)
 
 
 def _z(a: np.ndarray, axis: int) -> np.ndarray:
@@ -122,6 +129,95 @@ def load_alice(path: str | Path | None = None, *, roi_size: str = "10mm") -> Ali
                  np.asarray(table["offset"], float))  # fmt: skip
 
 
+def read_words(path: str | Path) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Words with onsets and offsets [s]: a Praat TextGrid, or a table (.tsv/.csv) with ``onset`` and ``word``
+    columns (``offset`` optional: the next word's onset stands in)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"word timings {path} do not exist")
+    if path.suffix.lower() == ".textgrid":
+        words, on, off = read_textgrid(path)
+    else:
+        table = np.genfromtxt(path, delimiter="," if path.suffix.lower() == ".csv" else "\t", names=True,
+                              dtype=None, encoding="utf-8", comments=None)  # fmt: skip
+        names = table.dtype.names or ()
+        if "onset" not in names or "word" not in names:
+            raise ValueError(f"word timings {path} need a header with 'onset' and 'word' columns; got {names}")
+        table = np.atleast_1d(table)
+        words = [str(w) for w in table["word"]]
+        try:
+            on = np.asarray(table["onset"], float)
+            off = np.asarray(table["offset"], float) if "offset" in names else np.r_[on[1:], on[-1:] + 0.3]
+        except ValueError:
+            raise ValueError(f"word timings {path}: onsets/offsets must be numbers (seconds)") from None
+    if not words or not np.isfinite(on).all() or np.any(np.diff(on) < 0):
+        raise ValueError(f"word timings {path}: need at least one word, finite onsets, in time order")
+    return words, on, off
+
+
+def _read_roi_table(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
+    """One listener's ROI time courses (T, R): .npy, or a .csv/.tsv/.txt table with an optional header row."""
+    if not path.is_file():
+        raise FileNotFoundError(f"ROI time courses {path} do not exist")
+    if path.suffix.lower() == ".npy":
+        try:
+            arr, names = np.load(path, allow_pickle=False), None
+        except ValueError:
+            raise ValueError(f"{path} is not a numeric .npy array") from None
+    else:
+        delim = "," if path.suffix.lower() == ".csv" else None  # None: any whitespace (tabs included)
+        with open(path, encoding="utf-8") as fh:
+            first = fh.readline().replace(",", " ").split()
+        try:
+            [float(x) for x in first]
+            names, skip = None, 0
+        except ValueError:
+            names, skip = tuple(first), 1
+        try:
+            arr = np.loadtxt(path, delimiter=delim, skiprows=skip, ndmin=2)
+        except ValueError:
+            raise ValueError(f"{path}: every row after the header must hold one number per ROI") from None
+    arr = np.asarray(arr, np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or not np.isfinite(arr).all():
+        raise ValueError(f"{path}: need a finite (TRs, ROIs) table; got shape {arr.shape}")
+    if names is not None and len(names) != arr.shape[1]:
+        raise ValueError(f"{path}: the header names {len(names)} ROIs but the rows hold {arr.shape[1]} numbers")
+    return arr, names
+
+
+def load_timecourses(bold: list[str | Path], words: str | Path, *, tr: float, t0: float = 0.0,
+                     min_trs: int = 48) -> Alice:  # fmt: skip
+    """A user's own recording in the shape :class:`Alice` has: one ROI table per listener (``bold``: files with
+    the same TRs and ROIs, see :func:`_read_roi_table`), the story's word timings (``words``, :func:`read_words`),
+    ``tr`` seconds between volumes and ``t0`` the first volume's acquisition time on the words' clock. No
+    nuisance regressors (there are none to read); every time course z-scored per listener and ROI."""
+    if not bold:
+        raise ValueError("give at least one ROI time-course file (one per listener)")
+    if not (np.isfinite(tr) and tr > 0) or not np.isfinite(t0):
+        raise ValueError(f"tr must be a positive number of seconds and t0 finite; got tr={tr}, t0={t0}")
+    tables = [_read_roi_table(Path(p)) for p in bold]
+    shapes = {t.shape for t, _ in tables}
+    if len(shapes) > 1:
+        raise ValueError(f"the listeners' ROI tables differ in shape {sorted(shapes)}: same TRs and ROIs needed")
+    headers = {n for _, n in tables if n is not None}
+    if len(headers) > 1:
+        raise ValueError("the listeners' ROI tables name different ROIs; give them the same columns")
+    T, R = tables[0][0].shape
+    if T < min_trs:
+        raise ValueError(f"{T} TRs: held-out contiguous blocks need at least {min_trs} TRs")
+    if np.any(np.stack([t for t, _ in tables]).std(1) == 0):
+        raise ValueError("an ROI time course is constant: nothing to predict")
+    w, on, off = read_words(words)
+    end = t0 + T * tr
+    if not np.any((on >= t0 - 32.0) & (on < end)):  # 32 s: the HRF's length
+        raise ValueError(f"no word falls inside the scan ({t0:g}-{end:g} s on the words' clock): check --t0/--tr")
+    rois = headers.pop() if headers else tuple(f"roi{i}" for i in range(R))
+    names = [Path(p).stem for p in bold]
+    return Alice(names, _z(np.stack([t for t, _ in tables]), axis=1), None, w, on, off, rois, float(tr), float(t0))
+
+
 # ------------------------------------------------------------------------------------------- features -> TRs
 def spm_hrf(dt: float, length: float = 32.0) -> np.ndarray:
     """SPM's canonical double-gamma HRF (peak ~5 s, undershoot ~15 s, ratio 1/6), sampled every ``dt`` s, sum 1."""
@@ -134,10 +230,14 @@ def to_trs(onsets: np.ndarray, values: np.ndarray, n_tr: int = N_TR, *, tr: floa
            dt: float = 0.1) -> np.ndarray:  # fmt: skip
     """Word-level values (W, d) -> TR-level regressors (n_tr, d): impulses at the onsets, HRF, TR averages."""
     values = np.asarray(values, np.float64).reshape(len(onsets), -1)
-    steps_per_tr = round(tr / dt)
+    onsets = np.asarray(onsets, np.float64)
+    pad = max(0.0, tr / 2 - t0, -float(onsets.min(initial=0.0)))  # shift the clock so no index is negative
+    onsets, t0 = onsets + pad, t0 + pad
+    steps_per_tr = max(1, round(tr / dt))
+    dt = tr / steps_per_tr  # a whole number of fine steps per TR
     n_fine = (n_tr + 1) * steps_per_tr + round(t0 / dt)
     fine = np.zeros((n_fine, values.shape[1]))
-    idx = np.clip(np.round(np.asarray(onsets) / dt).astype(int), 0, n_fine - 1)
+    idx = np.clip(np.round(onsets / dt).astype(int), 0, n_fine - 1)  # words after the scan fall past the window
     np.add.at(fine, idx, values)
     h = spm_hrf(dt)
     conv = np.apply_along_axis(lambda c: np.convolve(c, h)[:n_fine], 0, fine)
@@ -254,6 +354,91 @@ def _clean(Y: np.ndarray, nuisance: np.ndarray | None, train: np.ndarray, S: int
         cols = slice(s * R, (s + 1) * R)
         Y[:, cols] -= N @ np.linalg.lstsq(N[train], Y[train, cols], rcond=None)[0]
     return Y
+
+
+# ------------------------------------------------------------------------------ RSA / CKA over word-aligned TRs
+@dataclass
+class Similarity:
+    """Held-out representational similarity of features and each listener's ROI pattern: ``score`` (S,) averaged
+    over the outer blocks, ``blocks`` (folds, S), and the layer each fold chose on its training part."""
+
+    score: np.ndarray
+    blocks: np.ndarray
+    layers: list[str]
+
+
+def _pattern_score(F: np.ndarray, B: np.ndarray, measure: str, band: int) -> float:
+    """One listener, one block of n TRs: F (n, d) features, B (n, R) ROI pattern -> RSA or linear CKA over TR pairs
+    at least ``band`` TRs apart (nearer pairs share the HRF's and the BOLD's autocorrelation, which would make
+    any two smooth series look similar)."""
+    n = len(F)
+    i, j = np.triu_indices(n, k=max(1, band))
+    F = F - F.mean(0)
+    B = B - B.mean(0)
+    K, L = F @ F.T, B @ B.T  # (n, n) Gram matrices of the centred TR vectors
+    if measure == "rsa":  # Spearman between the two RDMs (squared Euclidean distances: the same ranks)
+        k = np.diag(K)[i] + np.diag(K)[j] - 2 * K[i, j]
+        m = np.diag(L)[i] + np.diag(L)[j] - 2 * L[i, j]
+        k, m = stats.rankdata(k), stats.rankdata(m)
+        k, m = k - k.mean(), m - m.mean()
+    else:  # linear CKA: the centred Gram matrices compared on the off-band pairs
+        k, m = K[i, j], L[i, j]
+    den = np.sqrt((k @ k) * (m @ m))
+    return float(k @ m / den) if den > 0 else 0.0
+
+
+def similarity(features, bold: np.ndarray, nuisance: np.ndarray | None = None, *, measure: str = "cka",
+               folds: int = 4, gap: int = 5, band: int = 10) -> Similarity:  # fmt: skip
+    """RSA or linear CKA between model features and each listener's multi-ROI BOLD pattern over TRs.
+
+    ``features``: (T, d) or a dict of layers (each outer fold picks the layer with the best mean score on its
+    own training TRs, then scores the held-out block); ``bold`` (S, T, R); the nuisance regressors are removed
+    with weights fit on the training TRs, as in :func:`encode`. Features are standardised with the training
+    part's statistics. Only TR pairs ``band`` or more apart enter (see :func:`_pattern_score`).
+    """
+    if measure not in ("rsa", "cka"):
+        raise ValueError(f"measure must be 'rsa' or 'cka'; got {measure!r}")
+    layers = features if isinstance(features, dict) else {"features": features}
+    bold = np.asarray(bold, np.float64)
+    S, T, R = bold.shape
+    mats = {name: np.asarray(F, np.float64) for name, F in layers.items()}
+    for name, F in mats.items():
+        if F.ndim != 2 or F.shape[0] != T or not np.isfinite(F).all():
+            raise ValueError(f"features {name!r} must be a finite (T={T}, d) array; got {F.shape}")
+    if not mats:
+        raise ValueError("no features given")
+    Y_raw = bold.transpose(1, 0, 2).reshape(T, S * R)
+    blocks, chosen = [], []
+    for train, test in contiguous_folds(T, folds, gap):
+        Y = _clean(Y_raw, nuisance, train, S, R).reshape(T, S, R)
+        scaled = {}
+        for name, F in mats.items():
+            sd = F[train].std(0)
+            scaled[name] = (F - F[train].mean(0)) / np.where(sd > 0, sd, 1.0)
+        fit = {name: np.mean([_pattern_score(F[train], Y[train, s], measure, band) for s in range(S)])
+               for name, F in scaled.items()}  # fmt: skip
+        best = max(fit, key=fit.get)
+        blocks.append([_pattern_score(scaled[best][test], Y[test, s], measure, band) for s in range(S)])
+        chosen.append(best)
+    blocks = np.asarray(blocks)
+    return Similarity(blocks.mean(0), blocks, chosen)
+
+
+def similarity_ceiling(bold: np.ndarray, nuisance: np.ndarray | None = None, *, measure: str = "cka",
+                       folds: int = 4, gap: int = 5, band: int = 10) -> np.ndarray:  # fmt: skip
+    """Leave-one-listener-out ceiling (S,): each listener's pattern against the other listeners' mean pattern,
+    scored on the same held-out blocks as :func:`similarity`."""
+    bold = np.asarray(bold, np.float64)
+    S = bold.shape[0]
+    if S < 2:
+        raise ValueError("a noise ceiling needs at least two subjects")
+    out = np.zeros(S)
+    for s in range(S):
+        others = np.delete(bold, s, axis=0).mean(0)  # (T, R)
+        sub_nuis = None if nuisance is None else nuisance[s : s + 1]
+        out[s] = similarity(others, bold[s : s + 1], sub_nuis, measure=measure, folds=folds, gap=gap,
+                            band=band).score[0]  # fmt: skip
+    return out
 
 
 def noise_ceiling(bold: np.ndarray, nuisance: np.ndarray | None = None) -> np.ndarray:

@@ -37,6 +37,14 @@ def _sizes(text: str) -> tuple[int, ...]:
     return values
 
 
+def _measures(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+    bad = [n for n in names if n not in ("r", "cka", "rsa")]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(f"measures are r, cka, rsa (comma-separated); got {text!r}")
+    return names
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="icml26 brainconverge",
@@ -149,7 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
         "bundle, or the authors' folder with alice_data_shared/ and alice_stim_shared/), computes each word's "
         "hidden states, maps them to TRs through the HRF and scores ridge encoding models on held-out contiguous "
         "blocks (the layer chosen on training blocks). Prints per-layer and per-ROI r with the noise ceiling; "
-        "--json writes them. Example: icml26 brainconverge language --model zoo --steps 200 --json lang.json",
+        "--json writes them; --measures cka,rsa adds held-out CKA/RSA of the multi-ROI pattern over TRs. Your own "
+        "recording: --bold (one ROI table per listener) --words --tr --t0. Example: icml26 brainconverge language "
+        "--model zoo --steps 200 --json lang.json",
     )
     lang.add_argument("--model", default="zoo",
                       help="'smollm2', 'zoo' or a local transformers folder (a causal LM, or an encoder such as BERT "
@@ -157,6 +167,18 @@ def build_parser() -> argparse.ArgumentParser:
     lang.add_argument("--dtype", choices=("float32", "auto", "bfloat16", "float16"), default="float32",
                       help="weights' dtype for a transformers folder ('auto': the checkpoint's own)")  # fmt: skip
     lang.add_argument("--brain", type=Path, help="Alice data folder (default: the shipped bundle)")
+    lang.add_argument("--bold", type=Path, nargs="+", metavar="FILE",
+                      help="your own recording instead of Alice: one ROI time-course table per listener "
+                      "(.csv/.tsv/.txt with an optional header row of ROI names, or .npy; TRs x ROIs); needs "
+                      "--words and --tr")  # fmt: skip
+    lang.add_argument("--words", type=Path, help="with --bold: word timings (.TextGrid, or .tsv/.csv with onset, word)")
+    lang.add_argument("--tr", type=bounded_float(0.1, 20.0, what="seconds"), help="with --bold: seconds per volume")
+    lang.add_argument("--t0", type=float, default=0.0,
+                      help="with --bold: the first volume's acquisition time on the words' clock [s] "
+                      "(default 0)")  # fmt: skip
+    lang.add_argument("--measures", type=_measures, default=("r",),
+                      help="comma-separated from r (held-out encoding r per ROI), cka, rsa (held-out linear CKA / "
+                      "RSA of the multi-ROI pattern over TRs at least 10 TRs apart); default r")  # fmt: skip
     lang.add_argument("--roi-size", choices=("10mm", "6mm"), default="10mm", help="ROI sphere radius")
     lang.add_argument("--subjects", type=bounded_int(2, 28, what="listeners in the data"), default=28,
                       help="listeners used (the first ones by id)")  # fmt: skip
@@ -409,16 +431,36 @@ def _language(args) -> int:
     import numpy as np
     import torch
 
-    from icml26.brainconverge.alice import encode, load_alice, noise_ceiling, to_trs
+    from icml26.brainconverge.alice import (
+        encode,
+        load_alice,
+        load_timecourses,
+        noise_ceiling,
+        similarity,
+        similarity_ceiling,
+    )
     from icml26.brainconverge.language import load_smollm2, train_zoo, word_features
 
     check_json_output(args.json)
     if args.context % 2:
         raise ValueError(f"--context must be even; got {args.context}")
+    if args.bold is not None:
+        if args.brain is not None or args.words is None or args.tr is None:
+            raise ValueError("--bold (your own recording) takes --words and --tr, and not --brain")
+        for path in args.bold:
+            check_input_file(path, what="ROI time courses")
+        check_input_file(args.words, what="word timings")
+        data = load_timecourses(args.bold, args.words, tr=args.tr, t0=args.t0)
+    elif args.words is not None or args.tr is not None:
+        raise ValueError("--words and --tr describe your own recording: give them with --bold")
+    else:
+        data = load_alice(args.brain, roi_size=args.roi_size)
     device = apply_device_arguments(args)
-    data = load_alice(args.brain, roi_size=args.roi_size)
     data = data.subset(data.subjects[: args.subjects])
-    ceiling = noise_ceiling(data.bold, data.nuisance).mean(0)  # (R,)
+    many = len(data.subjects) >= 2  # a noise ceiling needs two listeners
+    ceiling = noise_ceiling(data.bold, data.nuisance).mean(0) if many else np.full(len(data.rois), np.nan)  # (R,)
+    pattern_ceiling = {m: float(similarity_ceiling(data.bold, data.nuisance, measure=m).mean()) if many else None
+                       for m in args.measures if m != "r"}  # fmt: skip
     if args.model == "zoo":
         if args.context > 64:
             raise ValueError("the zoo's GPT-2s read at most 64 tokens: --context 64 or less")
@@ -448,21 +490,31 @@ def _language(args) -> int:
         models = [(args.model, net.eval().to(device), float("nan"))]
     rows = []
     for name, net, loss in models:
-        feats = {
-            k: to_trs(data.onsets, v) for k, v in word_features(net, tok, data.words, context=args.context).items()
-        }
-        per_layer = {k: float(encode(f, data.bold, data.nuisance).r.mean()) for k, f in feats.items()}
-        chosen = encode(feats, data.bold, data.nuisance)
-        roi = chosen.r.mean(0)
-        rows.append({"model": name, "loss": loss, "alignment": float(roi.mean()), "layers_chosen": chosen.layers,
-                     "per_roi": dict(zip(data.rois, map(float, roi))), "per_layer": per_layer})  # fmt: skip
-        print(f"{name}: r = {roi.mean():.3f} (layers {','.join(chosen.layers)}; "
-              + " ".join(f"{k} {v:.3f}" for k, v in zip(data.rois, roi)) + ")"
-              + ("" if np.isnan(loss) else f", held-out loss {loss:.3f}"))  # fmt: skip
-    print("noise ceiling: " + " ".join(f"{k} {v:.3f}" for k, v in zip(data.rois, ceiling)))
-    summary = {"listeners": len(data.subjects), "noise_ceiling": dict(zip(data.rois, map(float, ceiling))),
-               "models": rows}  # fmt: skip
-    if len(rows) >= 4:
+        feats = {k: data.to_trs(v) for k, v in word_features(net, tok, data.words, context=args.context).items()}
+        row = {"model": name, "loss": loss}
+        if "r" in args.measures:
+            per_layer = {k: float(encode(f, data.bold, data.nuisance).r.mean()) for k, f in feats.items()}
+            chosen = encode(feats, data.bold, data.nuisance)
+            roi = chosen.r.mean(0)
+            row.update({"alignment": float(roi.mean()), "layers_chosen": chosen.layers,
+                        "per_roi": dict(zip(data.rois, map(float, roi))), "per_layer": per_layer})  # fmt: skip
+            print(f"{name}: r = {roi.mean():.3f} (layers {','.join(chosen.layers)}; "
+                  + " ".join(f"{k} {v:.3f}" for k, v in zip(data.rois, roi)) + ")"
+                  + ("" if np.isnan(loss) else f", held-out loss {loss:.3f}"))  # fmt: skip
+        for m in pattern_ceiling:
+            sim = similarity(feats, data.bold, data.nuisance, measure=m)
+            row[m] = {"score": float(sim.score.mean()), "layers_chosen": sim.layers}
+            print(f"{name}: {m.upper()} = {sim.score.mean():.3f} (layers {','.join(sim.layers)})")
+        rows.append(row)
+    if many:
+        print("noise ceiling: " + " ".join(f"{k} {v:.3f}" for k, v in zip(data.rois, ceiling))
+              + "".join(f"; {m.upper()} {v:.3f}" for m, v in pattern_ceiling.items()))  # fmt: skip
+    else:
+        print("one listener: no noise ceiling (it needs two)")
+    summary = {"listeners": len(data.subjects), "rois": list(data.rois), "measures": list(args.measures),
+               "noise_ceiling": dict(zip(data.rois, map(float, ceiling))) if many else None,
+               "pattern_ceiling": pattern_ceiling, "models": rows}  # fmt: skip
+    if len(rows) >= 4 and "r" in args.measures:
         from scipy import stats
 
         rho = float(stats.spearmanr([-r["loss"] for r in rows], [r["alignment"] for r in rows])[0])
