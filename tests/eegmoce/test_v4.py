@@ -88,7 +88,7 @@ def test_bounded_gate_starts_at_zero_and_stays_in_the_priors_range():
         m.raw_gate.copy_(torch.tensor([-50.0, 0.0, 50.0]))
     g = m.gate.detach()
     assert g[0] == pytest.approx(lo) and g[2] == pytest.approx(hi) and lo < g[1] < hi
-    assert _model("moce-fixed-k-gate", d).gate_bounded is False  # unbounded by default (v3's control)
+    assert _model("moce-fixed-k-gate", d, gate_bounded=False).gate_bounded is False  # v3's unbounded control
 
 
 def test_on_epoch_returning_true_stops_training():

@@ -3,7 +3,8 @@
 baselines; training with a separate curvature schedule; subject-grouped cross-validation.
 
 Names follow the paper (Sec. "Method", notes section 2): ``c_m = |K_m|`` is the curvature of modality m's expert
-(``K_m = -c_m``, ``c_m = softplus(raw_m) + C_MIN`` so it stays negative-curved), ``c_f = mean_m c_m`` the fusion
+(``K_m = -c_m``, ``c_m = softplus(raw_m) + C_MIN`` so it stays negative-curved; or the paper's learnable
+``k_m = 1/c_m`` with ``curvature_param="inverse"``), ``c_f = mean_m c_m`` the fusion
 curvature, ``tau_m = tau_0 / sqrt(c_m)`` the query temperature and ``lambda log c_j`` the curvature prior.
 Everything hyperbolic runs in the model's dtype (float64 by default).
 """
@@ -47,8 +48,9 @@ class ModelConfig:
     #: ablation would otherwise lose with the prior lambda log|K_j| (the control arm ``moce-fixed-k-gate``)
     modality_gate: bool = False
     #: bound the gate control's bias to the range the prior lambda log|K_j| can span at lambda = prior_init and |K|
-    #: in [C_MIN, C_MAX] ([-1.38, +0.90] at 0.3): ``bias = lo + (hi - lo) sigmoid(raw)``, 0 at init
-    gate_bounded: bool = False
+    #: in [C_MIN, C_MAX] ([-1.38, +0.90] at 0.3): ``bias = lo + (hi - lo) sigmoid(raw)``, 0 at init (v4 of the
+    #: claims; v3's control had an unbounded bias, -3.38 to +3.20 at small)
+    gate_bounded: bool = True
     #: ``softplus``: |K| = softplus(raw) + C_MIN (the library's); ``inverse``: the paper's learnable k = 1/|K| (the
     #: raw parameter is k itself), clamped to [1/C_MAX, 1/C_MIN] (the paper's k >= k_min is the lower end)
     curvature_param: str = "softplus"
@@ -89,8 +91,9 @@ class TrainConfig:
     domains_per_batch: int = 4
     trials_per_domain: int = 12
     #: train the domain BNs' scale gamma in the curvatures' group (same lr, warm-up and clip): the BN output radius
-    #: is about gamma sqrt|K|, so |K| is otherwise the fastest way to shrink it
-    gamma_at_curvature_rate: bool = False
+    #: is about gamma sqrt|K|. The default since v4 of the claims: the only piece of the paper's recipe tried that
+    #: made the curvature probe live on the tuning seed (README "Curvature liveness", v4 round)
+    gamma_at_curvature_rate: bool = True
 
 
 # ---------------------------------------------------------------------------------------------------------
