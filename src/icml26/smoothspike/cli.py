@@ -77,9 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         "encoder with or without SmoothSpike's rotation (or the unrotated Spikingformer-style baseline, --rotation "
         "none), prints the dev metrics and the task's GLUE score (accuracy; Matthews x 100 for CoLA) and writes the "
         "checkpoint (--out, .pt) and the metrics as JSON (--json). For sst2/cola/rte every default is the GLUE "
-        "claims' small budget: 1 MiniLM layer, 100 steps of 16, the rate chosen from 3e-4,1e-3 on 400 validation "
-        "items carved from the training data, distillation from a non-spiking MiniLM-L6 teacher fine-tuned with the "
-        "same budget, frozen word embeddings. Example: icml26 smoothspike finetune --task sst2 --rotation hadamard "
+        "claims' small budget: 1 MiniLM layer, 100 steps of 16 at lr 1e-3 (400 validation items carved from the "
+        "training data), distillation from a non-spiking MiniLM-L6 teacher fine-tuned with the same budget "
+        "(lr 3e-5), frozen word embeddings. Example: icml26 smoothspike finetune --task sst2 --rotation hadamard "
         "--out model.pt",
     )
     _task_args(f)
@@ -130,12 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--lr-grid", type=_lr_grid,
                    help="comma-separated learning rates: each is tried with the same budget and the one scoring best "
                    "on --val-size items carved from the training data (never the test set) is kept (default for "
-                   "sst2/cola/rte without --lr: 3e-4,1e-3, the claims' grid)")  # fmt: skip
+                   "sst2/cola/rte without --lr: 1e-3, the claims' one rate at small)")  # fmt: skip
     f.add_argument("--val-size", type=bounded_int(2, 100000, what="examples"), default=400,
                    help="validation items carved from the training data for --lr-grid")  # fmt: skip
     f.add_argument("--distill", action=argparse.BooleanOptionalAction,
                    help="distil the logits of a non-spiking MiniLM-L6 teacher fine-tuned on the same training data "
-                   "with the same budget (its rate from 3e-5,1e-4 on the validation items); default: on for "
+                   "with the same budget (lr 3e-5, the claims' teacher rate); default: on for "
                    "sst2/cola/rte with --init minilm, as the claims")  # fmt: skip
     f.add_argument(
         "--warmup",
