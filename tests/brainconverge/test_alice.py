@@ -185,6 +185,9 @@ def test_pattern_similarity_scores_the_truth_high_and_random_features_at_the_nul
     nulls = [similarity(to_trs(alice.onsets, rng.standard_normal((W, 6))), brain, alice.nuisance[:6],
                         measure=measure).score.mean() for _ in range(4)]  # fmt: skip
     assert truth.score.mean() > 0.09 and max(abs(v) for v in nulls) < 0.04
+    # wide features (a 576-wide LM layer) score at the null too: no offset shared by every Gram entry
+    wide = similarity(to_trs(alice.onsets, rng.standard_normal((W, 576))), brain, alice.nuisance[:6], measure=measure)
+    assert abs(wide.score.mean()) < 0.05
     layers = {"noise": to_trs(alice.onsets, rng.standard_normal((W, 6))), "truth": to_trs(alice.onsets, words)}
     both = similarity(layers, brain, alice.nuisance[:6], measure=measure)
     assert both.layers == ["truth"] * 4 and np.allclose(both.score, truth.score)

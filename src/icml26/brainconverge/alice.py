@@ -381,8 +381,11 @@ def _pattern_score(F: np.ndarray, B: np.ndarray, measure: str, band: int) -> flo
         m = np.diag(L)[i] + np.diag(L)[j] - 2 * L[i, j]
         k, m = stats.rankdata(k), stats.rankdata(m)
         k, m = k - k.mean(), m - m.mean()
-    else:  # linear CKA: the centred Gram matrices compared on the off-band pairs
+    else:  # linear CKA's Gram matrices compared on the off-band pairs, as a correlation of their entries: with
+        # centred columns every Gram row sums to 0, so off-diagonal entries share a negative offset that grows with
+        # the feature count and would make any two wide matrices look alike
         k, m = K[i, j], L[i, j]
+        k, m = k - k.mean(), m - m.mean()
     den = np.sqrt((k @ k) * (m @ m))
     return float(k @ m / den) if den > 0 else 0.0
 
