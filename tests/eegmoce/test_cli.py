@@ -132,6 +132,33 @@ def test_explain_on_a_text_file_says_not_an_eegmoce_checkpoint(tmp_path, capsys)
     assert f"{md} is not an eegmoce checkpoint" in lines[0] and "weights_only" not in err
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["time,eeg\n0.0,1.5\n", "one line of text\n", ""],
+    ids=["two-line-csv", "one-line-text", "empty"],
+)
+def test_explain_on_a_csv_or_text_checkpoint_exits_2_with_one_line(tmp_path, capsys, text):
+    """torch's weights_only unpickler raises arbitrary errors on foreign files (IndexError on a 2-line CSV,
+    KeyError on a one-line text): every one becomes our one line and exit 2, never a traceback."""
+    bad = tmp_path / "some.csv"
+    bad.write_text(text)
+    code, _, err = run(["explain", "--checkpoint", str(bad)], capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err
+    assert "not an eegmoce checkpoint" in lines[0] or "empty" in lines[0]
+
+
+def test_explain_on_a_foreign_dict_with_our_keys_exits_2(tmp_path, capsys):
+    import torch
+
+    keys = ("state", "arm", "model_config", "fs", "n_classes", "names", "shapes")
+    bad = tmp_path / "foreign.pt"
+    torch.save({k: {"no": 1} for k in keys}, bad)
+    code, _, err = run(["explain", "--checkpoint", str(bad)], capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "not an eegmoce checkpoint" in lines[0]
+
+
 def test_cli_arms_are_the_models_arms():
     from icml26.eegmoce import cli, model
 

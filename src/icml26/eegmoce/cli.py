@@ -223,9 +223,6 @@ def _train(a) -> int:
 
 def load_checkpoint(path: str):
     """Rebuild the model of a checkpoint; ValueError naming the file on anything unreadable."""
-    import pickle
-    import zipfile
-
     import torch
 
     from icml26.eegmoce.model import ModelConfig, build_model
@@ -233,7 +230,7 @@ def load_checkpoint(path: str):
     p = check_input_file(path, what="checkpoint")
     try:
         ck = torch.load(p, map_location="cpu", weights_only=True)
-    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, UnicodeDecodeError):
+    except Exception:  # torch's weights_only unpickler raises anything (IndexError on a CSV, KeyError, ...)
         # torch's own text (e.g. the weights_only advice) would mislead here: the file is simply not ours
         raise ValueError(
             f"{p} is not an eegmoce checkpoint (a .pt written by 'eegmoce train --out'; torch cannot read it as one)"
@@ -241,13 +238,16 @@ def load_checkpoint(path: str):
     keys = {"state", "arm", "model_config", "fs", "n_classes", "names", "shapes"}
     if not isinstance(ck, dict) or not keys <= set(ck):
         raise ValueError(f"{p} is not an eegmoce checkpoint (needs {sorted(keys)})")
-    model = build_model(
-        ck["arm"],
-        {m: tuple(v) for m, v in ck["shapes"].items()},
-        ck["fs"],
-        ck["n_classes"],
-        ModelConfig(**ck["model_config"]),
-    ).double()
+    try:
+        model = build_model(
+            ck["arm"],
+            {m: tuple(v) for m, v in ck["shapes"].items()},
+            ck["fs"],
+            ck["n_classes"],
+            ModelConfig(**ck["model_config"]),
+        ).double()
+    except Exception as exc:  # a hand-edited or foreign dict with our keys
+        raise ValueError(f"{p} is not an eegmoce checkpoint (its model cannot be rebuilt: {exc!s:.200})") from None
     try:
         model.load_state_dict(ck["state"])
     except RuntimeError as exc:
