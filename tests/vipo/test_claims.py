@@ -124,4 +124,11 @@ def test_mujoco_return_claim_arms_at_smoke():
     probe = C.value_term_mujoco(Scale.SMOKE, 0)
     assert probe["value-term-mujoco"] == min(probe["share hopper"], probe["share halfcheetah"])
     assert probe["share halfcheetah, paper's recipe (phi = 1e-4, no warm-up)"] < probe["share halfcheetah"]
+    for task in C.RETURN_TASKS:  # the model-error half: the A/A reference is a distinct ensemble, never NLL reused
+        assert probe[f"|theta_NLL(A/A) - theta_NLL| / |theta_NLL| {task}"] > 0
+        assert probe[f"policy-state error NLL (A/A) / NLL {task}"] != 1.0
+        assert (
+            np.isfinite(probe[f"prediction shift VIPO / A/A {task}"])
+            and probe[f"prediction shift VIPO / A/A {task}"] > 0
+        )
     assert C.RETURN_PLANT == pytest.approx(1.5 * C.RETURN_BAR)

@@ -1,8 +1,10 @@
 """D4RL-like MuJoCo data: the Minari layout (written by us, read by us and by minari), the D4RL references, the
 SB3 SAC behaviour run (resumable), the replay buffer cut into episodes, the ``dataset`` verb, the shipped file."""
 
+import dataclasses
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import h5py
@@ -123,6 +125,8 @@ def test_sac_behaviour_resumes_and_replay_buffer_cuts_into_episodes(tmp_path):
         assert e["terminations"][-1] or e["truncations"][-1]
     with pytest.raises(ValueError, match="holds a hopper run with seed 0"):
         train_behaviour("hopper", tmp_path / "w", recipe, seed=1, show_progress=False)
+    with pytest.raises(ValueError, match=re.escape("another recipe (medium-score 150.0 -> 20.0)")):  # not reused
+        train_behaviour("hopper", tmp_path / "w", dataclasses.replace(recipe, medium_score=20.0), show_progress=False)
 
 
 def _fails_cleanly(argv, capsys, match):
@@ -185,3 +189,22 @@ def test_dataset_verb_json_to_stdout(tmp_path, capsys):
     assert icml26_main([*argv, str(tmp_path / "r"), "--json", "-"]) == 0
     cap = capsys.readouterr()
     assert json.loads(cap.out)["transitions"] == 100 and "D4RL-like" in cap.err
+
+
+def test_dataset_verb_refuses_a_corrupt_or_other_recipe_checkpoint(tmp_path, capsys):
+    """Resuming from OUT.work: a corrupt state file is named; a run made with another --medium-score (or evaluation
+    schedule) is refused rather than reused. Both are refused before any training."""
+    pytest.importorskip("stable_baselines3")
+    from icml26.vipo.mujoco_data import _write_json_atomic
+
+    out = tmp_path / "hopper-medium"
+    work = tmp_path / "hopper-medium.work"
+    work.mkdir()
+    (work / "state.json").write_text("{task: hopper")
+    argv = ["dataset", "--env", "hopper", "--kind", "medium", "--transitions", "100", "--out", str(out)]
+    _fails_cleanly(argv, capsys, f"checkpoint state {work / 'state.json'} is not readable")
+    state = {"task": "hopper", "env": "Hopper-v5", "seed": 0, "recipe": dataclasses.asdict(BehaviourRecipe()),
+             "steps": 5000, "evals": [], "latest": "sac_5000.zip", "medium": None, "medium_reached": False}  # fmt: skip
+    _write_json_atomic(work / "state.json", state)
+    _fails_cleanly([*argv, "--medium-score", "40"], capsys, "another recipe (medium-score 33.0 -> 40.0)")
+    _fails_cleanly([*argv, "--eval-every", "1000"], capsys, "eval-every 5000 -> 1000")

@@ -138,9 +138,7 @@ def train_behaviour(
     budget = max_steps if max_steps is not None else recipe.max_steps
     env = gym.make(env_id)
     if state_file.exists():
-        state = json.loads(state_file.read_text())
-        if state["task"] != task or state["seed"] != seed:
-            raise ValueError(f"work directory {work} holds a {state['task']} run with seed {state['seed']}")
+        state = _load_state(state_file, task, seed, recipe)
         model = SAC.load(work / state["latest"], env=env, device="cpu")
         model.load_replay_buffer(work / "buffer.pkl")
         logger.info("resumed %s at %d steps", task, state["steps"])
@@ -176,6 +174,41 @@ def train_behaviour(
         state["medium"] = f"sac_{best[0]}.zip"
         _write_json_atomic(state_file, state)
     env.close()
+    return state
+
+
+#: Recipe fields that are budgets: a resumed run may raise them (train further) without changing what was made.
+_BUDGET_FIELDS = ("max_steps", "expert_steps")
+
+
+def _load_state(state_file: Path, task: str, seed: int, recipe: BehaviourRecipe) -> dict:
+    """The saved state of a run to resume; refuses an unreadable file, another task or seed, or another recipe
+    (a changed medium score, evaluation schedule or network would silently reuse checkpoints made under the old
+    one). Budgets (:data:`_BUDGET_FIELDS`) may change: a resumed run trains on to the new budget."""
+    try:
+        state = json.loads(state_file.read_text())
+        if not isinstance(state, dict):
+            raise TypeError("not a JSON object")
+        saved = {k: state["recipe"][k] for k in asdict(recipe) if k not in _BUDGET_FIELDS}
+        old_task, old_seed = state["task"], state["seed"]
+        missing = [k for k in ("steps", "evals", "latest", "medium", "medium_reached") if k not in state]
+        if missing:
+            raise KeyError(", ".join(missing))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(
+            f"checkpoint state {state_file} is not readable ({exc.__class__.__name__}: {exc}); "
+            "delete its directory to start the SAC run afresh"
+        ) from None
+    if old_task != task or old_seed != seed:
+        raise ValueError(f"work directory {state_file.parent} holds a {old_task} run with seed {old_seed}")
+    # JSON turns tuples into lists: compare through one JSON round trip
+    now = json.loads(json.dumps({k: v for k, v in asdict(recipe).items() if k not in _BUDGET_FIELDS}))
+    changed = [f"{k.replace('_', '-')} {saved[k]!r} -> {now[k]!r}" for k in now if saved[k] != now[k]]
+    if changed:
+        raise ValueError(
+            f"work directory {state_file.parent} holds a run made with another recipe ({'; '.join(changed)}); "
+            "use the old settings or another --out"
+        )
     return state
 
 
