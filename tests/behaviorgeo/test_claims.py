@@ -2,8 +2,9 @@
 aligned geometry from an unrelated one, and the controls sabotage what the claims credit."""
 
 import numpy as np
+import pytest
 
-from icml26.behaviorgeo.claims import _planted_profile, fc_beats_fa, layer_profile_v4
+from icml26.behaviorgeo.claims import _planted_profile, fc_beats_fa, layer_profile_v5
 from icml26.behaviorgeo.geometry import hidden_similarity, rsa
 from icml26.behaviorgeo.subject import fc_trials
 from icml26.claims import Arm
@@ -35,12 +36,52 @@ def test_fc_beats_fa_at_smoke_true_semantics_is_the_ceiling_and_the_control_fail
     assert abs(ctl.measured["peak RSA FC - FA"]) < 0.05  # two runs of one paradigm: about equal
     pos = fc_beats_fa("smoke", 0, Arm.POSITIVE)  # the oracle: the true semantics in FC's place
     assert pos.verdict == "holds" and pos.measured["peak RSA FC"] == m["peak RSA true semantics (ceiling)"]
-    assert layer_profile_v4("smoke", 0).verdict == "not-measured"  # smoke never loads SmolLM2
+    assert layer_profile_v5("smoke", 0).verdict == "not-measured"  # smoke never loads SmolLM2
+
+
+def test_bootstrap_profiles_equal_rsa_on_the_resampled_pairs():
+    """The weighted-sum bootstrap is exact: each resample's profile equals Pearson r over the explicit pairs of
+    the resampled word list (a word paired with its own copy dropped); all-ones counts give the plain RSA."""
+    from icml26.behaviorgeo.lmexp import bootstrap_counts, bootstrap_profiles
+
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=(25, 5))
+    hidden = [hidden_similarity(z + s * rng.normal(size=z.shape)) for s in (0.5, 2.0)]
+    S = hidden_similarity(z + rng.normal(size=z.shape))
+    words = np.arange(3, 25)
+    C = bootstrap_counts(len(words), 4, 0)
+    got = bootstrap_profiles(S, hidden, words, C)
+    for b in range(4):
+        w = np.repeat(words, C[:, b].astype(int))
+        i, j = np.triu_indices(len(w), k=1)
+        ok = w[i] != w[j]
+        i, j = w[i][ok], w[j][ok]
+        want = [np.corrcoef(S[i, j], H[i, j])[0, 1] for H in hidden]
+        np.testing.assert_allclose(got[b], want, atol=1e-10)
+    ones = bootstrap_profiles(S, hidden, words, np.ones((len(words), 1)))[0]
+    i, j = np.triu_indices(len(words), k=1)
+    np.testing.assert_allclose(ones, [np.corrcoef(S[words[i], words[j]], H[words[i], words[j]])[0, 1]
+                                      for H in hidden], atol=1e-10)  # fmt: skip
+
+
+def test_bootstrap_r2_with_unit_counts_is_the_test_r2():
+    from icml26.behaviorgeo.geometry import bootstrap_r2, heldout_ridge, heldout_split
+
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(60, 4))
+    target = hidden_similarity(z)
+    feats = {"a": hidden_similarity(z + rng.normal(size=z.shape)), "b": hidden_similarity(rng.normal(size=z.shape))}
+    r2, test = heldout_ridge(target, feats, {"a": ["a"], "ab": ["a", "b"]}, n_train_pairs=500, seed=2,
+                             predictions=True)  # fmt: skip
+    assert np.array_equal(test["test_words"], heldout_split(60, None, 0.2, 2)[1])
+    boot = bootstrap_r2(test, np.ones((len(test["test_words"]), 1)))
+    for k, v in r2.items():
+        assert boot[k][0] == pytest.approx(v, abs=1e-10)
 
 
 def test_planted_profile_peaks_where_it_was_planted():
     """The positive control of layer-profile: a geometry built from the task-FC states at 1/4 depth and the
-    averaged states at 3/4 depth peaks earlier against the task-FC profile than against the averaged one."""
+    averaged states at 1/2 depth peaks earlier against the task-FC profile than against the averaged one."""
     rng = np.random.default_rng(1)
     z = rng.normal(size=(30, 6))
     depth = np.linspace(0, 1, 9)
@@ -49,7 +90,7 @@ def test_planted_profile_peaks_where_it_was_planted():
         return [hidden_similarity(np.exp(-(((d - peak) / 0.15) ** 2)) * z + 0.3 * rng.normal(size=z.shape))
                 for d in depth]  # fmt: skip
 
-    lm = {"hidden": {"task-fc": states(0.25), "averaged": states(0.75)}, "keep": np.ones(30, bool)}
+    lm = {"hidden": {"task-fc": states(0.25), "averaged": states(0.5)}, "keep": np.ones(30, bool)}
     S = _planted_profile(lm)
     prof = {s: [rsa(S, Sh, n_pairs=None) for Sh in hs] for s, hs in lm["hidden"].items()}
     assert np.argmax(prof["task-fc"]) < np.argmax(prof["averaged"])
@@ -106,18 +147,18 @@ def test_real_model_claims_read_a_known_truth_both_ways(monkeypatch):
     monkeypatch.setattr(claims, "_lm", lambda scale: strong)
     res = claims.lm_fc_beats_fa(Scale.SMALL, 0)
     m = res.measured
-    assert res.verdict == "holds" and m["bootstrap 95% CI low (words)"] > 0.02
+    assert res.verdict == "holds" and m["bootstrap 95% CI low of held-out RSA FC - FA (words)"] > 0.02
     assert claims.lm_fc_beats_fa(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "fails"
     gain = claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0)
     assert gain.verdict == "holds"
     assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "fails"
     probe = claims.lm_task_following(Scale.SMALL, 0)
-    assert probe["lm-task-following"] > 1.25 > probe["A/A reference: random picks"]
-    profile = claims.layer_profile_v4(Scale.SMALL, 0)
+    assert probe["lm-task-following"] > 1.25 > probe["ablation reference: random picks"]
+    profile = claims.layer_profile_v5(Scale.SMALL, 0)
     assert profile.verdict == "holds" and profile.measured["peak depth (task-fc)"] == 0.5
     assert profile.measured["peak depth (averaged)"] == 0.75
-    assert claims.layer_profile_v4(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "not-measured"  # at chance: no peak
+    assert claims.layer_profile_v5(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "not-measured"  # at chance: no peak
     monkeypatch.setattr(claims, "_lm", lambda scale: null)
     assert claims.lm_fc_beats_fa(Scale.SMALL, 0).verdict == "fails"
     assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0).verdict == "fails"
-    assert claims.layer_profile_v4(Scale.SMALL, 0).verdict == "not-measured"
+    assert claims.layer_profile_v5(Scale.SMALL, 0).verdict == "not-measured"

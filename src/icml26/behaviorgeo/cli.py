@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--trials-per-cue",
         type=bounded_int(1, 10**6),
         default=None,
-        help="FC: run only the first N trials of every cue's design (default: all)",
+        help="FC: run only the first N trials of every cue's design (default: all; an N above the design's "
+        "trials per cue runs them all)",
     )
     r.add_argument("--scoring", type=_word, choices=("sum", "word", "label"), default="sum",
                    help="FC: summed log-probability of all the candidate's tokens (sum), of its first token only "

@@ -251,6 +251,16 @@ def ridge_cv(X: np.ndarray, y: np.ndarray, alphas: np.ndarray = ALPHAS, folds: i
     return _ridge(X, y, float(alphas[int(np.argmax(scores))]))
 
 
+def heldout_split(n_words: int, keep: np.ndarray | None, test_frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The held-out-words split of :func:`heldout_ridge`: (training words, test words), sorted indices."""
+    idx = np.arange(n_words) if keep is None else _keep_index(keep, n_words)
+    perm = np.random.default_rng(seed).permutation(idx)
+    n_test = max(2, round(test_frac * len(idx)))
+    if len(idx) - n_test < 3:
+        raise ValueError(f"{len(idx)} words are too few for a held-out-words split")
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
 def heldout_ridge(
     target: np.ndarray,
     features: dict[str, np.ndarray],
@@ -261,13 +271,16 @@ def heldout_ridge(
     seed: int = 0,
     alphas: np.ndarray = ALPHAS,
     keep: np.ndarray | None = None,
-) -> dict[str, float]:
+    predictions: bool = False,
+) -> dict[str, float] | tuple[dict[str, float], dict]:
     """Held-out-words regression: test R^2 of RidgeCV predicting hidden-state similarity from feature sets.
 
-    Words (not pairs: pairs would leak) are split into training and held-out words; the model is fit on sampled
-    pairs among training words (5-fold ridge CV over ``alphas``, :func:`ridge_cv`; features standardised on the
-    training pairs) and scored on *all* pairs among held-out words. ``features`` maps a name to an (n, n)
-    similarity matrix; ``feature_sets`` maps a set name (``baseline``, ``+FC``, ...) to feature names."""
+    Words (not pairs: pairs would leak) are split into training and held-out words (:func:`heldout_split`); the
+    model is fit on sampled pairs among training words (5-fold ridge CV over ``alphas``, :func:`ridge_cv`;
+    features standardised on the training pairs) and scored on *all* pairs among held-out words. ``features``
+    maps a name to an (n, n) similarity matrix; ``feature_sets`` maps a set name (``baseline``, ``+FC``, ...) to
+    feature names. With ``predictions=True`` also returns the test pairs' words ``i``, ``j`` (indices into
+    ``test_words``), ``test_words``, the target ``y`` and each set's prediction ``pred[name]``."""
     target = _matrix(target, "target", square=True)
     for name, cols in feature_sets.items():
         unknown = [c for c in cols if c not in features]
@@ -277,25 +290,32 @@ def heldout_ridge(
     for c, F in features.items():
         if F.shape != target.shape:
             raise ValueError(f"feature {c!r} has shape {F.shape}, the target {target.shape}")
-    idx = np.arange(target.shape[0]) if keep is None else _keep_index(keep, target.shape[0])
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(idx)
-    n_test = max(2, round(test_frac * len(idx)))
-    if len(idx) - n_test < 3:
-        raise ValueError(f"{len(idx)} words are too few for a held-out-words split")
-    test_w, train_w = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    train_w, test_w = heldout_split(target.shape[0], keep, test_frac, seed)
     tr_i, tr_j = sample_pairs(len(train_w), n_train_pairs, seed)
     te_i, te_j = np.triu_indices(len(test_w), k=1)
     tr = (train_w[tr_i], train_w[tr_j])
     te = (test_w[te_i], test_w[te_j])
     y_tr, y_te = target[tr], target[te]
-    scores = {}
+    scores, preds = {}, {}
     for name, cols in feature_sets.items():
         X_tr = np.column_stack([np.asarray(features[c])[tr] for c in cols])
         X_te = np.column_stack([np.asarray(features[c])[te] for c in cols])
         mu, sd = X_tr.mean(axis=0), X_tr.std(axis=0)
         sd[sd == 0] = 1.0
         fit = ridge_cv((X_tr - mu) / sd, y_tr, alphas, folds=5, seed=seed)
-        pred = fit.predict((X_te - mu) / sd)
-        scores[name] = _r2(y_te, pred)
+        preds[name] = fit.predict((X_te - mu) / sd)
+        scores[name] = _r2(y_te, preds[name])
+    if predictions:
+        return scores, {"i": te_i, "j": te_j, "test_words": test_w, "y": y_te, "pred": preds}
     return scores
+
+
+def bootstrap_r2(test: dict, C: np.ndarray) -> dict[str, np.ndarray]:
+    """Each feature set's test R^2 on the test words resampled as the counts ``C`` (n_test, B) say (pair a < b
+    weighted c_a c_b; :func:`~icml26.behaviorgeo.lmexp.bootstrap_counts`), from ``heldout_ridge(...,
+    predictions=True)``'s second value: name -> (B,)."""
+    W = C[test["i"]] * C[test["j"]]  # (n_pairs, B)
+    y = test["y"][:, None]
+    n = W.sum(0)
+    ss_tot = (W * (y - (W * y).sum(0) / n) ** 2).sum(0)
+    return {k: 1 - (W * (y - p[:, None]) ** 2).sum(0) / ss_tot for k, p in test["pred"].items()}

@@ -2,15 +2,18 @@
 1,060-noun vocabulary, its hidden states, the lexical baselines, and the statistics the claims judge.
 
 - :func:`load_experiment` runs (or resumes, in the user cache) the trials with the fast runner and returns every
-  geometry: FC, the two free-association runs of every cue as two independent halves (``fa_a`` is compared
-  with FC; ``fa_b`` is its A/A twin, the same paradigm with its own sampling randomness), the hidden-state
+  geometry: FC, the free-association runs of every cue split into two independent halves (the even runs,
+  ``fa_a``, are compared with FC; the odd runs, ``fa_b``, are its A/A twin: the same paradigm with its own
+  sampling randomness), the hidden-state
   similarities per layer for the ``task-fc`` and ``averaged`` strategies, GloVe and MiniLM.
 - :class:`PairSet`: all pairs among a set of words with the hidden similarities of every layer pre-standardised,
   so an RSA profile over layers is one matrix-vector product.
 - :func:`simulated_picks`: the positive controls' subject -- it answers the *same* forced-choice trials by a
   Luce choice on a similarity matrix of the model's own hidden states (``beta * S[cue, cand] + Gumbel``, top 2).
-- :func:`paired_bootstrap`: the difference of two geometries' RSA at fixed layers, over words resampled with
-  replacement (pairs of one word with itself dropped).
+- :func:`bootstrap_profiles`: RSA profiles over depth on the pairs among words resampled with replacement (pairs
+  of one word with itself dropped), exactly and fast: a resample weights word pair (a, b) by c_a c_b, so every
+  weighted sum over pairs is ``c^T X c``, one matrix product for all resamples at once;
+  :func:`paired_bootstrap` is the difference of two geometries' RSA at fixed layers on the same resamples.
 """
 
 from __future__ import annotations
@@ -71,19 +74,46 @@ def _standardise(x: np.ndarray) -> np.ndarray:
     return x / n if n > 0 else x
 
 
+def bootstrap_counts(n: int, n_boot: int, seed) -> np.ndarray:
+    """How often each of ``n`` words is drawn in each of ``n_boot`` resamples with replacement: (n, n_boot)."""
+    rng = np.random.default_rng(seed)
+    return np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(n_boot)], axis=1).astype(float)
+
+
+def bootstrap_profiles(S: np.ndarray, hidden: list[np.ndarray], words: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Pearson r of ``S`` with every hidden similarity over the pairs among ``words`` resampled as the counts
+    ``C`` (n, B) say (:func:`bootstrap_counts`; a column of ones = all pairs once): (B, L+1).
+
+    A resample holds word pair a < b c_a c_b times and drops a word paired with its own copy, so a sum over its
+    pairs is s(X) = (c^T X c - sum_a c_a^2 X_aa) / 2 and r = cov / sqrt(var_S var_H) from the s() of 1, S, S^2,
+    H, H^2 and S * H."""
+    ix = np.ix_(np.asarray(words), np.asarray(words))
+    C = np.asarray(C, dtype=np.float64)
+    C2 = C**2
+
+    def s(X: np.ndarray) -> np.ndarray:  # (B,)
+        return 0.5 * (np.einsum("ab,ab->b", X @ C, C) - np.diag(X) @ C2)
+
+    Ss = np.asarray(S, dtype=np.float64)[ix]
+    n = 0.5 * (C.sum(0) ** 2 - C2.sum(0))
+    sS = s(Ss)
+    var_S = s(Ss * Ss) - sS**2 / n
+    out = np.empty((C.shape[1], len(hidden)))
+    for layer, H in enumerate(hidden):
+        Hs = np.asarray(H, dtype=np.float64)[ix]
+        sH = s(Hs)
+        var_H = s(Hs * Hs) - sH**2 / n
+        cov = s(Ss * Hs) - sS * sH / n
+        out[:, layer] = cov / np.sqrt(np.maximum(var_S * var_H, 1e-300))
+    return out
+
+
 def paired_bootstrap(A: np.ndarray, B: np.ndarray, H_a: np.ndarray, H_b: np.ndarray, words: np.ndarray,
                      n_boot: int, seed) -> np.ndarray:  # fmt: skip
-    """RSA(A, H_a) - RSA(B, H_b) over the pairs of ``words`` resampled with replacement, ``n_boot`` times."""
-    rng = np.random.default_rng(seed)
-    out = np.empty(n_boot)
-    for r in range(n_boot):
-        w = rng.choice(words, size=len(words), replace=True)
-        i, j = np.triu_indices(len(w), k=1)
-        i, j = w[i], w[j]
-        ok = i != j
-        i, j = i[ok], j[ok]
-        out[r] = _pearson(A[i, j], H_a[i, j]) - _pearson(B[i, j], H_b[i, j])
-    return out
+    """RSA(A, H_a) - RSA(B, H_b) over the pairs of ``words`` resampled with replacement, ``n_boot`` times (the
+    same resamples for both): (n_boot,)."""
+    C = bootstrap_counts(len(words), n_boot, seed)
+    return bootstrap_profiles(A, [H_a], words, C)[:, 0] - bootstrap_profiles(B, [H_b], words, C)[:, 0]
 
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
