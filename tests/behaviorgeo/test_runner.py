@@ -111,6 +111,19 @@ def test_fast_free_association_is_seeded_and_resumes(lm, tmp_path):
     assert list(c.text) != list(a.text)
     with pytest.raises(ValueError, match="temperature"):
         run_fa_fast(model, tok, WORDS, None, temperature=float("nan"))
+    with pytest.raises(ValueError, match="top_p"):
+        run_fa_fast(model, tok, WORDS, None, top_p=0.0)
+
+
+def test_a_vanishing_nucleus_samples_greedily(lm):
+    """top_p -> 0 keeps only the most probable token: two sampling seeds give the same text, which is the
+    temperature -> 0 (greedy) text."""
+    model, tok = lm
+    kw = {"runs": 1, "batch": 4, "max_new_tokens": 4, "max_trials": 4}
+    a = run_fa_fast(model, tok, WORDS, None, top_p=1e-6, seed=0, **kw)
+    b = run_fa_fast(model, tok, WORDS, None, top_p=1e-6, seed=5, **kw)
+    greedy = run_fa_fast(model, tok, WORDS, None, temperature=1e-4, **kw)
+    assert list(a.text) == list(b.text) == list(greedy.text)
 
 
 def test_sampling_after_the_cache_follows_the_full_forward_distribution(lm):

@@ -416,10 +416,14 @@ def lm_fc_beats_fa(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
         "FC layer (selected)": l_fc,
         "FA layer (selected)": l_fa,
     }
-    Ha = lm["hidden"]["averaged"]
-    sel_a, ev_a = PairSet(sel_w, Ha), PairSet(ev_w, Ha)
-    measured["reported: held-out RSA FC - FA (averaged)"] = _held_out_peak(S_fc, sel_a, ev_a)[0] - _held_out_peak(
-        S_fa, sel_a, ev_a)[0]  # fmt: skip
+    for strategy in ("averaged", "task-fa"):  # the other geometries, reported (task-fa: FA's own prompt)
+        if strategy in lm["hidden"]:
+            Hs = lm["hidden"][strategy]
+            sel_s, ev_s = PairSet(sel_w, Hs), PairSet(ev_w, Hs)
+            r_fc_s, r_fa_s = _held_out_peak(S_fc, sel_s, ev_s)[0], _held_out_peak(S_fa, sel_s, ev_s)[0]
+            measured[f"reported: held-out RSA FC - FA ({strategy})"] = r_fc_s - r_fa_s
+            measured[f"reported: held-out RSA FC ({strategy})"] = r_fc_s
+            measured[f"reported: held-out RSA FA ({strategy})"] = r_fa_s
     for name, S in (("GloVe", lm["S_glove"]), ("MiniLM", lm["S_minilm"])):
         measured[f"held-out RSA {name} (task-fc)"] = _held_out_peak(S, sel, ev)[0]
     if beta is not None:

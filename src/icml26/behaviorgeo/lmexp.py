@@ -25,7 +25,7 @@ import numpy as np
 
 from icml26.behaviorgeo.geometry import count_matrix, hidden_similarity, ppmi, row_cosine
 
-STRATEGIES_V2 = ("task-fc", "averaged")
+STRATEGIES_V2 = ("task-fc", "averaged", "task-fa")
 
 
 def behaviour_similarity(cues: np.ndarray, picks: np.ndarray, n_words: int) -> np.ndarray:

@@ -394,9 +394,10 @@ def run_fc_fast(
 @torch.inference_mode()
 def sample_fa_batch(model, prefix: PrefixCache, bodies: list[list[int]], *, max_new_tokens: int,
                     temperature: float, stop_ids: set[int], generator: torch.Generator,
-                    stats: dict | None = None) -> list[list[int]]:  # fmt: skip
+                    stats: dict | None = None, top_p: float = 1.0) -> list[list[int]]:  # fmt: skip
     """Sample up to ``max_new_tokens`` tokens after each body (cache of the prefix, then of the bodies, growing
-    in place); a row stops at its first ``stop_ids`` token. Returns the sampled tokens of each row."""
+    in place); a row stops at its first ``stop_ids`` token. Returns the sampled tokens of each row. ``top_p`` < 1
+    samples from the nucleus: the most probable tokens whose mass first reaches ``top_p``."""
     base, head, key = _parts(model)
     dev = _device_of(model)
     B, W, P = len(bodies), max(len(b) for b in bodies), prefix.length
@@ -418,8 +419,12 @@ def sample_fa_batch(model, prefix: PrefixCache, bodies: list[list[int]], *, max_
     done = torch.zeros(B, dtype=torch.bool)
     flops = forward_flops(model.config, B * W, P + W, B)
     for step in range(max_new_tokens):
-        probs = torch.softmax(head(last).float() / temperature, dim=-1)  # (B, V)
-        nxt = torch.multinomial(probs.cpu(), 1, generator=generator)[:, 0]  # (B,)
+        probs = torch.softmax(head(last).float() / temperature, dim=-1).cpu()  # (B, V)
+        if top_p < 1.0:
+            p_sorted, order = probs.sort(dim=-1, descending=True)
+            p_sorted[(p_sorted.cumsum(-1) - p_sorted) >= top_p] = 0.0  # tokens past the nucleus's mass
+            probs = torch.zeros_like(probs).scatter_(-1, order, p_sorted)
+        nxt = torch.multinomial(probs, 1, generator=generator)[:, 0]  # (B,)
         for b in range(B):
             if not done[b]:
                 out[b].append(int(nxt[b]))
@@ -456,18 +461,24 @@ def run_fa_fast(
     chat: bool = True,
     progress: bool | None = False,
     stats: dict | None = None,
+    top_p: float = 1.0,
 ):
     """Run (or resume) free-association runs by batched sampling on the shared prefix cache; one row per run
     (``run, cue, text, status, associates, n_in_vocab``). Each batch samples from a generator seeded by (seed,
-    its first run), so a resumed store samples what an uninterrupted one would when ``batch`` is the same."""
+    its first run), so a resumed store samples what an uninterrupted one would when ``batch`` is the same.
+    ``top_p`` < 1 samples from the nucleus (:func:`sample_fa_batch`)."""
     import pandas as pd
 
     if not 0 < temperature <= 100 or not np.isfinite(temperature):
         raise ValueError(f"temperature must be in (0, 100]; got {temperature}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1]; got {top_p}")
     prefix_ids = _prefix_ids(tok, FA_FAST_PROMPT.format(cue=_CUE), chat)
     config = {"paradigm": "fa", "runner": "fast", "model": model_name, "vocab": _vocab_hash(vocab),
               "n_words": len(vocab), "runs": runs, "n_assoc": n_assoc, "seed": seed, "chat": chat,
               "max_new_tokens": max_new_tokens, "temperature": temperature, "prompt": FA_FAST_PROMPT}  # fmt: skip
+    if top_p < 1:  # stores sampled from the full softmax keep their config (and resume)
+        config["top_p"] = top_p
     ts = TrialStore(store, _with_dtype(config, model)) if store is not None else None
     if ts is not None:
         ts.write_vocab(vocab)
@@ -491,7 +502,7 @@ def run_fa_fast(
             bodies.append(ids[prefix.length :])
         gen = torch.Generator().manual_seed(seed * 1_000_003 + idx[0])
         sampled = sample_fa_batch(model, prefix, bodies, max_new_tokens=max_new_tokens, temperature=temperature,
-                                  stop_ids=stop, generator=gen, stats=stats)  # fmt: skip
+                                  stop_ids=stop, generator=gen, stats=stats, top_p=top_p)  # fmt: skip
         rows = []
         for t, toks in zip(idx, sampled, strict=True):
             text = tok.decode(toks, skip_special_tokens=True)
