@@ -24,17 +24,7 @@ import numpy as np
 import torch
 
 from icml26._util.io import write_json
-
-
-def content_word(item: str, index: dict[str, int]) -> str:
-    """A multi-word item's last word when that (or its singular) is a vocabulary word; else the item."""
-    if item in index or " " not in item:
-        return item
-    last = item.rsplit(" ", 1)[1]
-    for suffix, repl in (("", ""), ("ies", "y"), ("es", ""), ("s", "")):
-        if last.endswith(suffix) and last[: len(last) - len(suffix)] + repl in index:
-            return last[: len(last) - len(suffix)] + repl
-    return item
+from icml26.behaviorgeo.lm import content_word
 
 
 def score(df, vocab: list[str], S_glove: np.ndarray, content: bool) -> dict[str, float]:

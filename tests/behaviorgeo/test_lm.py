@@ -11,6 +11,7 @@ from icml26.behaviorgeo.lm import (
     STRATEGIES,
     TrialStore,
     _chat,
+    content_word,
     fc_prompt,
     hidden_states,
     label_token_ids,
@@ -88,6 +89,15 @@ def test_parse_associates_normalises_and_flags_unparsable():
     assert parse_associates("!!! ... 123", index)[2] == "unparsable"
     assert parse_associates("", index)[2] == "unparsable"
     assert len(parse_associates("a, b, c, d, e, f, g", index)[0]) == 5
+
+
+def test_content_word_maps_a_multi_word_associate_to_its_vocabulary_head():
+    index = {w: i for i, w in enumerate(["cat", "table", "berry"])}
+    assert content_word("kitchen table", index) == "table"
+    assert content_word("wild berries", index) == "berry"
+    assert content_word("big cats", index) == "cat"
+    assert content_word("ice cream", index) == "ice cream"  # head not in the vocabulary: unchanged
+    assert content_word("table", index) == "table" and content_word("chair", index) == "chair"
 
 
 def test_free_association_keeps_and_counts_every_generation(lm, tmp_path):

@@ -426,6 +426,11 @@ def lm_fc_beats_fa(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
             measured[f"reported: held-out RSA FA ({strategy})"] = r_fa_s
     for name, S in (("GloVe", lm["S_glove"]), ("MiniLM", lm["S_minilm"])):
         measured[f"held-out RSA {name} (task-fc)"] = _held_out_peak(S, sel, ev)[0]
+    if "S_fa_a_content" in lm:  # FA's first half parsed by content word (tuned on behaviour only), reported
+        r_content = _held_out_peak(lm["S_fa_a_content"], sel, ev)[0]
+        measured["reported: held-out RSA FA, content-word parsing (task-fc)"] = r_content
+        measured["reported: held-out RSA FC - FA, content-word parsing (task-fc)"] = r_fc - r_content
+        measured["FA associates counted, content-word parsing (first half)"] = lm["stats_fa_a_content"]["responses"]
     if beta is not None:
         measured["planted subject beta"] = beta
     for name, S in (("FC", S_fc), ("FA", S_fa), ("GloVe", lm["S_glove"]), ("MiniLM", lm["S_minilm"])):

@@ -504,6 +504,19 @@ def parse_associates(text: str, index: dict[str, int], n_assoc: int = 5) -> tupl
     return out, [index.get(w, -1) for w in out], "ok"
 
 
+def content_word(item: str, index: dict[str, int]) -> str:
+    """A multi-word associate's last word when that (or its singular) is a vocabulary word ("kitchen table" ->
+    "table"); any other item unchanged. The content-word parsing of free association (reported beside the
+    whole-item parsing the claims judge)."""
+    if item in index or " " not in item:
+        return item
+    last = item.rsplit(" ", 1)[1]
+    for suffix, repl in (("", ""), ("ies", "y"), ("es", ""), ("s", "")):
+        if last.endswith(suffix) and last[: len(last) - len(suffix)] + repl in index:
+            return last[: len(last) - len(suffix)] + repl
+    return item
+
+
 @torch.inference_mode()
 def run_free_association(
     model,

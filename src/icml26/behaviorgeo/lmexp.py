@@ -131,7 +131,7 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
     import torch
 
     from icml26.behaviorgeo.data import CATEGORY_OF, glove_vectors, minilm_vectors, vocabulary
-    from icml26.behaviorgeo.lm import DTYPES, cache_dir, load_lm, trial_counts
+    from icml26.behaviorgeo.lm import DTYPES, cache_dir, content_word, load_lm, trial_counts
     from icml26.behaviorgeo.runner import cached_hidden_states, fc_trial_indices, run_fa_fast, run_fc_fast
     from icml26.behaviorgeo.subject import fc_trials
 
@@ -174,6 +174,10 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
         part = fa[(fa.run % fa_runs) % 2 == half]  # even runs of a cue vs odd runs: two independent halves
         B, st = trial_counts(part, vocab, "fa", open_responses=True)
         halves[name] = (row_cosine(ppmi(B)), st, np.asarray(B.sum(1)).ravel() > 0)
+    content = fa[(fa.run % fa_runs) % 2 == 0]  # the first half again, multi-word associates by their content word
+    content = content.assign(associates=["|".join(content_word(w, index) for w in a.split("|")) if a else a
+                                         for a in content.associates])  # fmt: skip
+    B_content, st_content = trial_counts(content, vocab, "fa", open_responses=True)
     glove, missing = glove_vectors(vocab)
     S_glove = row_cosine(glove)
     same_cat = np.mean([CATEGORY_OF.get(vocab[p]) == CATEGORY_OF.get(vocab[c]) for c, p in
@@ -187,6 +191,8 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
         "answered_fc": np.asarray(B_fc.sum(1)).ravel() > 0,
         "S_fa_a": halves["fa_a"][0],
         "S_fa_b": halves["fa_b"][0],
+        "S_fa_a_content": row_cosine(ppmi(B_content)),
+        "stats_fa_a_content": st_content,
         "answered_fa_a": halves["fa_a"][2],
         "answered_fa_b": halves["fa_b"][2],
         "stats_fc": st_fc,
