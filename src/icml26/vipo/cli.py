@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser(
         "dataset",
         help="a D4RL-like MuJoCo data set made with D4RL's recipe (SB3 SAC behaviour), as Minari or D4RL HDF5",
-        description="Reads nothing (resumes the SAC run it finds in OUT.work); trains stable-baselines3 SAC on the "
+        description="Reads nothing (resumes the SAC run it finds in OUT.work, if made with the same recipe); trains "
+        "stable-baselines3 SAC on the "
         "Gymnasium v5 task until an evaluation reaches the medium return (--medium-score D4RL-normalised points) or "
         "--max-steps, checkpointing into OUT.work after every evaluation so a killed run resumes, then writes the data "
         "set of --kind: a Minari data set directory (--out without a suffix) or one D4RL-keyed file (.hdf5/.h5/.npz); "
