@@ -30,10 +30,11 @@ trained with |K| frozen at the initial value (``moce-fixed-k``) are trained. Rea
 - the fraction of held-out predictions that change, and the mean |change| of p(arithmetic), when the geometry
   (experts, projection, temperatures; the fusion prior held at the learned |K|) uses every |K| = 1, every |K| =
   its initial value, the replicate's |K| (the A/A reference), the learned |K| rotated across experts, and, on the
-  frozen-|K| model, the learned |K| of MoCE (the v4 reference: the same |K| change, reversed, on a model whose
-  weights never adapted to a learned |K|). The claims' probe ``curvature-geometry`` (v3) is (every |K| = 1) -
-  (replicate's |K|); the v4 probe is (every |K| = init) - (frozen model given the learned |K|); both live above
-  0.05.
+  frozen-|K| model, the learned |K| of MoCE (the frozen-|K| reference: the same |K| change, reversed, on a model
+  whose weights never adapted to a learned |K|). The claims' probe ``curvature-geometry`` (v3's definition, judged
+  with every claim version since) is (every |K| = 1) - (replicate's |K|); the frozen-|K| probe, benchmark only (its
+  JSON key still reads ``probe v4``: it was built in the v4 round), is (every |K| = init) - (frozen model given the
+  learned |K|); both live above 0.05.
 """
 
 from __future__ import annotations

@@ -39,3 +39,13 @@ def test_delta_rel_of_the_true_leaf_codes_ranks_the_level_decay():
         for decay in (0.0, 0.3, 0.5, 0.85)
     }
     assert rel[0.0] < 1e-6 < rel[0.3] < rel[0.5] < rel[0.85]
+
+
+def test_judged_scales_run_on_v5s_own_seed_stream():
+    """v5 = v4 on a stream no earlier version was judged on (v1 2000-2002, v2-v4 3000-3004); smoke keeps the seeds
+    the contract checker uses."""
+    from icml26.claims import Scale
+    from icml26.eegmoce import claims as C
+
+    assert [C._fresh(Scale.SMALL, s) for s in range(3)] == [4000, 4001, 4002]
+    assert C._fresh(Scale.SMOKE, 2) == 2
