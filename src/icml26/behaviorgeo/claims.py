@@ -296,6 +296,7 @@ LM_BETAS = tuple(float(b) for b in np.logspace(0, 3, 49))  # the positive contro
 #: "early-to-middle"; Falcon3-10B's FC peak is layer 6 of 40), averaged states' at 1/2 depth ("later"): a gap of
 #: 0.25 depth, about the smallest that reads as the paper's profile.
 PLANTED_DEPTHS = {"task-fc": 0.25, "averaged": 0.5}
+PROFILE_BETAS = tuple(float(b) for b in np.logspace(-2, 1, 31))  # its decisiveness grid (0.01 .. 10)
 
 
 def _lm(scale: Scale) -> dict | None:
@@ -330,16 +331,17 @@ def _ci(x: np.ndarray) -> tuple[float, float]:
     return float(np.quantile(x, 0.025)), float(np.quantile(x, 0.975))
 
 
-def _planted_fc(lm: dict, S_source: np.ndarray, seed: int, score, target: float) -> tuple[np.ndarray, float]:
+def _planted_fc(lm: dict, S_source: np.ndarray, seed: int, score, target: float,
+                betas: tuple[float, ...] = LM_BETAS) -> tuple[np.ndarray, float]:  # fmt: skip
     """The positive controls' subject: it answers the model's own FC trials by a Luce choice on ``S_source``
-    (a similarity of the model's hidden states). Its decisiveness is the beta of :data:`LM_BETAS` whose
+    (a similarity of the model's hidden states). Its decisiveness is the beta of ``betas`` whose
     ``score(S)`` -- on data the judged number does not use, for picks of a calibration stream -- first reaches
     ``target``; the returned geometry is drawn afresh with that beta (its own stream)."""
     from icml26.behaviorgeo.lmexp import behaviour_similarity, simulated_picks
 
     V, s = len(lm["vocab"]), seed + LM_STREAM
-    beta = LM_BETAS[-1]
-    for k, b in enumerate(LM_BETAS):
+    beta = betas[-1]
+    for k, b in enumerate(betas):
         picks = simulated_picks(S_source, lm["cues"], lm["cands"], b, [s, 71, k])
         if score(behaviour_similarity(lm["cues"], picks, V)) >= target:
             beta = b
@@ -608,8 +610,8 @@ def _planted_profile(lm: dict) -> np.ndarray:
     "alignment at any layer, so no peak is located and the claim must not hold",
     positive="a simulated subject answering the model's own forced-choice trials by a Luce choice on a planted "
     "profile (the task-FC states' similarity at 1/4 depth plus the averaged states' at 1/2 depth: a 0.25-depth "
-    "gap), its decisiveness the smallest of the grid whose both peaks clear 1.25 x their floors on a random "
-    "half of the words (own calibration draws)",
+    "gap), its decisiveness the smallest of the grid (0.01 .. 10) whose weaker peak RSA reaches that of the "
+    "model's own FC on a random half of the words (own calibration draws): the model's signal strength",
     mechanisms=("lm-task-following",),
     judge=Interval("bootstrap 95% CI low of the peak-depth gap averaged - task-fc (words)", above=0.0),
 )
@@ -628,11 +630,12 @@ def layer_profile_v5(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResu
     elif arm is Arm.POSITIVE:
         half = np.sort(np.random.default_rng([s, 29]).permutation(words)[: len(words) // 2])
 
-        def margin(S):  # the weaker profile's peak over its floor, on the calibration half of the words
-            p, f = _profiles_and_floors(lm, S, half, 30, [s, 31])
-            return min(p[k].max() / max(f[k], 1e-9) for k in p)
+        def weaker_peak(S):  # the weaker profile's peak RSA on the calibration half of the words
+            return min(ps.profile(S).max() for ps in _profile_pairs(lm, half).values())
 
-        S_fc, beta = _planted_fc(lm, _planted_profile(lm), seed, margin, 1.25)
+        # as strong as the model's own FC there (a planted reader far stronger would vouch for power it lacks)
+        S_fc, beta = _planted_fc(lm, _planted_profile(lm), seed, weaker_peak, weaker_peak(lm["S_fc"]),
+                                 PROFILE_BETAS)  # fmt: skip
     else:
         S_fc = lm["S_fc"]
     prof, floor = _profiles_and_floors(lm, S_fc, words, cfg.lm_permutations, [s, 11])
