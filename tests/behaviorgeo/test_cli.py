@@ -138,6 +138,12 @@ def test_temperature_is_bounded(tmp_path, capsys):
                    capsys, [tmp_path / "x"], "--temperature")  # fmt: skip
 
 
+@pytest.mark.parametrize("top_p", ["0", "1.5", "nan"])
+def test_top_p_is_bounded(tmp_path, capsys, top_p):
+    _fails_cleanly(["run", *TINY, "--paradigm", "fa", "--top-p", top_p, "--out", str(tmp_path / "x")],
+                   capsys, [tmp_path / "x"], "--top-p")  # fmt: skip
+
+
 def test_geometry_without_an_rsa_is_named_with_its_out_of_vocabulary_count():
     """Mostly out-of-vocabulary answers leave a behavioural geometry constant: no RSA, and the note says how many
     answers were out of vocabulary (it used to be numpy's 'All-NaN slice')."""

@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-new-tokens", type=bounded_int(4, 256, what="time"), default=16, help="FA: tokens sampled")
     r.add_argument("--temperature", type=bounded_float(0.0, 100.0, open_low=True, what="softmax temperature"),
                    default=1.0, help="FA: sampling temperature")  # fmt: skip
+    r.add_argument("--top-p", type=bounded_float(0.0, 1.0, open_low=True, what="nucleus mass"), default=1.0,
+                   help="FA: sample from the most probable tokens whose mass first reaches this (default 1: the "
+                   "full softmax)")  # fmt: skip
     r.add_argument("--max-trials", type=bounded_int(1, 10**8), help="stop after this many trials (resume later)")
     r.add_argument("--batch", type=bounded_int(1, 512, what="memory"), default=32,
                    help="trials (FC) or runs (FA) per forward pass")  # fmt: skip
@@ -158,7 +161,7 @@ def _run(args) -> int:
                          scoring=args.scoring, calibrate=args.calibrate, **common)  # fmt: skip
     else:
         df = run_fa_fast(model, tok, vocab, store, runs=args.runs, max_new_tokens=args.max_new_tokens,
-                         temperature=args.temperature, **common)  # fmt: skip
+                         temperature=args.temperature, top_p=args.top_p, **common)  # fmt: skip
     seconds = time.perf_counter() - t0
     _, stats = trial_counts(df, vocab, args.paradigm, open_responses=args.paradigm == "fa")
     new = speed.get("trials", 0)
