@@ -1,7 +1,10 @@
 """Tiny working invocations of every ``icml26 qhflow2`` verb, mutated by ``tests/cli_harness.py``.
 
-They run in order: ``build-dataset`` writes the data the others read, ``train`` the checkpoints.
+They run in order: ``build-dataset`` writes the data the others read, ``train`` the checkpoints; the MACE example
+joins them where the optional peer ``mace-torch`` is installed.
 """
+
+import importlib.util
 
 EXAMPLES = [
     ["build-dataset", "--molecule", "water", "--frames", "3", "--basis", "sto-3g", "--xc", "hf", "--temperature",
@@ -17,3 +20,7 @@ EXAMPLES = [
     ["predict", "{tmp}/w.xyz", "--checkpoint", "{tmp}/so2.pt", "--unit", "angstrom", "--out", "{tmp}/p.npz",
      "--json", "{tmp}/p.json"],
 ]  # fmt: skip
+
+if importlib.util.find_spec("mace") is not None:  # the optional MLIP peer (mace-torch)
+    EXAMPLES.insert(4, ["train", "--data", "{tmp}/w.npz", "--model", "mace", "--steps", "1", "--batch", "2",
+                        "--channels", "4", "--lr", "0.01", "--seed", "1", "--out", "{tmp}/mace.pt"])  # fmt: skip

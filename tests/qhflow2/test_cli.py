@@ -123,6 +123,9 @@ def test_flags_for_other_models_are_refused(work, capsys):
                    [out], "--eps-weight applies to Hamiltonian models")  # fmt: skip
     _fails_cleanly(["train", "--data", data, "--model", "tp", "--edge-update", "tp", "--out", str(out)], capsys, [out],
                    "--edge-update applies to --model so2")  # fmt: skip
+    for flags, named in ((["--lmax", "3"], "--lmax"), (["--layers", "2", "--eps-from", "0.5"], "--layers, --eps-from")):
+        _fails_cleanly(["train", "--data", data, "--model", "mace", *flags, "--out", str(out)], capsys, [out],
+                       f"--model mace takes no {named}")  # fmt: skip
 
 
 def test_matched_tp_with_orbital_energy_loss_trains_and_evaluates(work):

@@ -45,6 +45,10 @@ def test_tuning_picks_the_best_validation_point_within_the_budget():
     lr, ch, table = C._tuned("smoke", 0, "so2", max_params=small)
     assert ch == min(C.PRESETS["smoke"].tune_channels)
     assert any(v == float("inf") for v in table.values())  # the wider grid points were over the budget
+    with pytest.raises(ValueError, match="no grid point within the parameter budget"):
+        C._tuned("smoke", 0, "so2", max_params=small - 1)  # refused, not the first point trained anyway
+    with pytest.raises(ValueError, match="does not apply"):
+        C._tuned("smoke", 0, "so2", score="E")
 
 
 def test_validation_frames_are_not_train_or_test_frames():
@@ -61,6 +65,8 @@ def test_tuned_tp_positive_plants_the_gain_on_the_negatives_pair():
     pos = C.so2_beats_tuned_tp(Scale.SMOKE, 0, Arm.POSITIVE).measured
     assert pos[key] == pytest.approx(neg[key] - C.TUNED_PLANT, abs=1e-9)
     assert neg[key] != 0.0  # an independent replicate, not the model with itself
+    lr_r, ch_r, _ = C._tuned("smoke", C.COMPARISON_SEEDS, "tp", stream=1)  # the replicate's own tuning
+    assert (neg["TP replicate (A/A) tuned lr"], neg["TP replicate (A/A) tuned channels"]) == (lr_r, ch_r)
     claim = C.so2_beats_tuned_tp(Scale.SMOKE, 0).measured
     assert claim["params ours / TP"] <= 1.0
 
@@ -137,15 +143,20 @@ def test_a_retuned_replicate_runs_the_whole_grid_on_its_own_stream():
 
 @pytest.mark.slow  # ~20 s: two MACE tunings and the untrained H route at smoke (the registry's contract check runs
 # the same arms)
-def test_mace_v2_controls_plant_on_the_pair_of_independently_tuned_maces():
+def test_mace_v3_controls_plant_on_pairs_of_independently_tuned_replicates():
     pytest.importorskip("mace")
     for claim, plant, name in ((C.energy_vs_mace, C.MACE_E_PLANT, "E"), (C.forces_match_mace, C.MACE_F_PLANT, "F")):
         key = f"log10 {name} MAE ratio (ours / MACE)"
         aa = f"A/A log10 {name} MAE ratio, MACE replicate / MACE (reported)"
         neg, pos = claim(Scale.SMOKE, 0, Arm.NEGATIVE).measured, claim(Scale.SMOKE, 0, Arm.POSITIVE).measured
-        assert pos[key] == pytest.approx(pos[aa] + plant, abs=1e-9)  # planted on the A/A pair
         assert pos[aa] != 0.0  # two independent tunings, not one model twice
-        assert neg[key] > 1.0  # the untrained Hamiltonian: far off
+        if name == "E":  # the energy claim's A/A pair: the H route against its re-tuned replicate
+            h_aa = "A/A log10 E MAE ratio, H route / its replicate (reported)"
+            assert neg[key] == pytest.approx(neg[h_aa], abs=1e-12) and neg[key] != 0.0
+            assert pos[key] == pytest.approx(pos[h_aa] + plant, abs=1e-9)
+        else:  # the forces claim's negative: the untrained Hamiltonian, far off; its positive: the MACE pair
+            assert neg[key] > 1.0
+            assert pos[key] == pytest.approx(pos[aa] + plant, abs=1e-9)
         for arm in (neg, pos):  # the replicate's own tuning is reported
             assert arm["MACE replicate (A/A) tuned lr"] in C.PRESETS["smoke"].tune_lrs
 

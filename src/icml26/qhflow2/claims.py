@@ -8,19 +8,25 @@
   E, same training frames;
 - ``scaling-v3``: H error falls by more than 11 % with twice the width and with four times the data, and lower H
   error gives lower E error;
-- ``so2-beats-tuned-tp-v1`` (issue 50): with the same lr x width tuning grid, chosen on validation frames, the SO(2)
-  model's H error is > 11 % below the matched tensor-product baseline's, at no more parameters;
-- ``energy-vs-mace-v2`` / ``forces-match-mace-v2`` (issue 50): E from the predicted H at least 2x more accurate than
-  MACE's (mace-torch, same frames, same tuning budget), and F within 1.5x of MACE's; v2: the A/A replicate is
-  tuned again on the grid from its own seed stream (the positives' pair; the negatives: the untrained
-  Hamiltonian), MACE's weight average restarts at its second stage, fresh seeds;
-- ``scaling-tuned-v1`` (issue 50): H error > 11 % lower with twice the width and with four times the data, every
-  model's learning rate tuned on the same grid.
+- ``so2-beats-tuned-tp-v2`` (issue 50): with the same lr x width tuning grid, chosen on validation frames, the SO(2)
+  model's H error is > 11 % below the matched tensor-product baseline's, at no more parameters; v2: learning rates
+  3e-3, 1e-2, 3e-2, the A/A replicate tuned again, fresh seeds;
+- ``energy-vs-mace-v3`` / ``forces-match-mace-v3`` (issue 50): E from the predicted H at least 2x more accurate than
+  MACE's (mace-torch, same frames, same tuning budget, MACE chosen on the validation error of the judged
+  quantity), and F within 1.5x of MACE's; v3: the energy claim's negative is an A/A pair (the H route against its
+  independently re-tuned replicate in MACE's place), the forces claim's the untrained Hamiltonian on its own seed
+  stream (an A/A pair sits inside "within 1.5x"), learning rates 3e-3, 1e-2, 3e-2, fresh seeds;
+- ``scaling-tuned-v2`` (issue 50): H error > 11 % lower with twice the width and with four times the data, every
+  model's learning rate tuned on the same three-point grid.
 
-Contract v3: every claim runs three arms on the same seeds and measurement. Comparisons' negative controls are A/A
-runs (the baseline's recipe trained again on its own seed stream, ``stream=1`` in :func:`_trained`), and positive
-controls plant the claimed effect at 1.25-1.35x the claim's bar on that A/A pair: the baseline's errors, parameter
-count or step time inflated by a known factor (``inflate=`` of the evaluators). The three comparison claims are v3:
+Contract v3: every claim runs three arms on the same seeds and measurement. The comparisons' negative controls are
+A/A runs (the baseline's recipe trained again on its own seed stream, ``stream=1`` in :func:`_trained`; in the
+tuned comparisons the whole tuning repeated on that stream) except where an A/A pair would satisfy the claim:
+``forces-match-mace`` ("within 1.5x") takes the learned Hamiltonian away instead, ``equivariant`` uses the
+non-equivariant MLP and ``energy-error-is-second-order`` a non-converged centre. Positive controls plant the
+claimed effect at 1.25-1.5x the claim's bar on the A/A pair: the baseline's errors, parameter
+count or step time inflated by a known factor (``inflate=`` of the evaluators). The first three comparison claims
+(``so2-matches-tp-cheaper``, ``hamiltonian-beats-mlip-on-energy``, ``scaling``) are v3:
 their bars were set in v2 after v1's seeds had been seen, so v3 keeps the bars and is judged on a fresh seed stream
 (:data:`FRESH_SEEDS`). :data:`MECHANISMS` probes the SO(2) convolutions' |m| >= 1 mixing (ablated), the learning of
 the geometry -> H map (against the untrained model) and the energy's stationarity at the trained model's own H
@@ -482,11 +488,16 @@ def scaling(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
 # ---------------------------------------------------------------------------------------------------------
 # v2 of the comparisons (issue 50): every model tuned on the same grid, MACE as the MLIP peer
 # ---------------------------------------------------------------------------------------------------------
-#: Seed offset of the tuned claims' stream (fresh: none of their numbers has been seen before their first run).
+#: Seed offset of v1 of the tuned comparison (``so2-beats-tuned-tp-v1``, judged on seeds 2000-2002; the recipe
+#: benchmark trains on the same splits).
 TUNED_SEEDS = 2000
-#: Seed offset of the MACE claims' v2 stream: v1 was judged on seeds 2000-2002, v2 (the replicate tuned again, the
-#: MACE average restarted at stage two) keeps v1's bars and is judged on seeds none of whose numbers was seen.
-MACE_SEEDS = 3000
+#: Seed offset shared by ``so2-beats-tuned-tp-v2`` and the MACE claims' v3 (fresh: v1/v2 were judged on seeds
+#: 2000-2002 and 3000-3002 with a two-point learning-rate grid). One stream for the three, so the SO(2) model judged
+#: against the tuned TP baseline is the one whose Hamiltonians are judged against MACE.
+COMPARISON_SEEDS = 5000
+#: Seed offset of the replicates' streams: stream k trains every grid point from seed + 10,000 k; the untrained
+#: Hamiltonian of ``forces-match-mace``'s negative is initialised from stream :data:`UNTRAINED_STREAM`.
+UNTRAINED_STREAM = 2
 
 
 @functools.lru_cache(maxsize=2)
@@ -496,7 +507,7 @@ def _validation(scale_value: str):
     return cached_dataset(cfg.molecule, cfg.n_val, basis=cfg.basis, xc=cfg.xc, temperature=cfg.temperature, seed=1)
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=160)
 def _grid_model(scale_value: str, seed: int, kind: str, lr: float, channels: int, stream: int = 0):
     """One grid point: ``kind`` (``so2``, ``tp`` = the matched tensor-product baseline, ``mace``) trained on the
     seed's train split at learning rate ``lr`` and width ``channels`` for the preset's steps."""
@@ -521,44 +532,66 @@ def _grid_params(scale_value: str, kind: str, channels: int) -> int:
         return n_params(build_model(kind, layout_for(val).slot_ls, len(val.Z), **kw))
 
 
-def _val_score(model, kind: str, val) -> float:
-    """Validation error that tuning minimises: H MAE [uHa] for a Hamiltonian model, the MLIP's weighted loss
-    (E MAE [meV] + F MAE [meV/A], both on their own scale) for MACE."""
+#: What tuning minimises on the validation frames, per model kind and claim: a Hamiltonian model its H MAE; MACE
+#: the error of the quantity its claim judges (``E``: E MAE [meV] for the energy claim, ``F``: F MAE [meV/A] for the
+#: forces claim), so the peer is tuned for exactly what it is compared on.
+SCORES = {"H": "H MAE [uHa]", "E": "E MAE [meV]", "F": "F MAE [meV/A]"}
+
+
+def _val_score(model, kind: str, val, score: str) -> float:
+    """Validation error that tuning minimises (see :data:`SCORES`)."""
     if kind == "mace":
         from icml26.qhflow2.mace_peer import evaluate_mace
 
-        m = evaluate_mace(model, val)
-        return m["E MAE [meV]"] + m["F MAE [meV/A]"]
+        return evaluate_mace(model, val)[SCORES[score]]
     return _test_mae(model, val)
 
 
-@functools.lru_cache(maxsize=32)
-def _tuned(scale_value: str, seed: int, kind: str, max_params: int | None = None, stream: int = 0):
-    """(lr, channels, validation table) of ``kind`` tuned on the preset's lr x width grid (every model the same
-    grid, the same steps); ``max_params`` drops grid points with more parameters (the claims' 'at <= its
-    parameters'); ``stream`` > 0 tunes an independent replicate (every grid point trained on its own seed
-    stream). The table maps 'lr, channels' to the validation score, inf where the point was dropped."""
-    cfg = PRESETS[scale_value]
-    val = _validation(scale_value)
+def _grid_search(lrs, widths, score_of, over_budget=lambda ch: False):
+    """The tuning loop of :func:`_tuned` and :func:`_scaling_tuned`: ``score_of(lr, width)`` is the validation score
+    of one grid point (``widths`` ``(None,)``: the learning rate alone is tuned); points with ``over_budget(width)``
+    are not trained and score inf. Returns the best (score, lr, width) and the table 'lr, width' -> score; refuses
+    a grid none of whose points is within budget."""
     table, best = {}, None
-    for lr in cfg.tune_lrs:
-        for ch in cfg.tune_channels:
-            if max_params is not None and _grid_params(scale_value, kind, ch) > max_params:
-                score = float("inf")  # over the parameter budget: not trained
-            else:
-                score = _val_score(_grid_model(scale_value, seed, kind, lr, ch, stream), kind, val)
-            table[f"lr {lr:g}, {ch} ch"] = score
+    for lr in lrs:
+        for ch in widths:
+            score = float("inf") if over_budget(ch) else score_of(lr, ch)
+            table[f"lr {lr:g}" + ("" if ch is None else f", {ch} ch")] = score
             if best is None or score < best[0]:
                 best = (score, lr, ch)
-    return best[1], best[2], table
+    if not np.isfinite(best[0]):
+        raise ValueError(f"no grid point within the parameter budget (widths {tuple(widths)}): nothing to tune")
+    return best, table
+
+
+@functools.lru_cache(maxsize=64)
+def _tuned(scale_value: str, seed: int, kind: str, max_params: int | None = None, stream: int = 0,
+           score: str = "H"):  # fmt: skip
+    """(lr, channels, validation table) of ``kind`` tuned on the preset's lr x width grid (every model the same
+    grid, the same steps), minimising ``score`` (:data:`SCORES`; ``H`` for a Hamiltonian model); ``max_params``
+    drops grid points with more parameters (the claims' 'at <= its parameters'); ``stream`` > 0 tunes an
+    independent replicate (every grid point trained on its own seed stream). The table maps 'lr, channels' to the
+    validation score, inf where the point was dropped."""
+    if (kind == "mace") == (score == "H"):
+        raise ValueError(f"score {score!r} does not apply to {kind}: H for Hamiltonian models, E or F for mace")
+    cfg, val = PRESETS[scale_value], _validation(scale_value)
+
+    def score_of(lr: float, ch: int) -> float:
+        return _val_score(_grid_model(scale_value, seed, kind, lr, ch, stream), kind, val, score)
+
+    def over_budget(ch: int) -> bool:
+        return max_params is not None and _grid_params(scale_value, kind, ch) > max_params
+
+    (_, lr, ch), table = _grid_search(cfg.tune_lrs, cfg.tune_channels, score_of, over_budget)
+    return lr, ch, table
 
 
 def _tuned_model(scale_value: str, seed: int, kind: str, stream: int = 0, max_params: int | None = None,
-                 retune: bool = False):  # fmt: skip
+                 retune: bool = False, score: str = "H"):  # fmt: skip
     """The tuned model of ``kind``; ``stream`` > 0 its A/A replicate: the chosen setting trained again on its own
     seed stream (another initialisation and minibatch order), or with ``retune`` the whole tuning repeated on that
     stream (every grid point retrained, the best on the validation frames chosen again)."""
-    lr, ch, _ = _tuned(scale_value, seed, kind, max_params, stream if retune else 0)
+    lr, ch, _ = _tuned(scale_value, seed, kind, max_params, stream if retune else 0, score)
     return _grid_model(scale_value, seed, kind, lr, ch, stream)
 
 
@@ -580,14 +613,17 @@ TUNED_PLANT = 0.07
 
 
 @claim(
-    "qhflow2/so2-beats-tuned-tp-v1",
+    "qhflow2/so2-beats-tuned-tp-v2",
     statement="With the same tuning budget (learning rate x width grid, the preset's steps, chosen on validation "
     "frames sampled apart from train and test) the SO(2) model's test H MAE is lower than that of the tensor-product "
     "baseline given the SO(2) model's per-l normalisation and node-conditioned radial MLPs: log10 ratio SO(2) / TP < "
-    "-0.05 (> 11 % lower), the SO(2) grid restricted to at most the tuned TP's parameters; paired over seeds",
+    "-0.05 (> 11 % lower), the SO(2) grid restricted to at most the tuned TP's parameters; paired over seeds; v2: "
+    "the grid's learning rates 3e-3, 1e-2, 3e-2 (v1 chose its top rate on every seed), the A/A replicate tuned again, "
+    "fresh seeds",
     paper="abstract: 40 % lower Hamiltonian error than the previous best model with fewer parameters",
-    control="A/A: the tuned TP setting trained again on its own seed stream in the SO(2) model's place (an "
-    "independent replicate): the log ratio scatters around 0",
+    control="A/A: an independently tuned TP replicate (the whole grid retrained on its own seed stream, the best "
+    "point on the validation frames chosen again) in the SO(2) model's place: both sides selected the same way, so "
+    "the log ratio scatters around 0",
     positive="that A/A pair with the reference TP's H error inflated by 10^0.07 (H -> H_true + c (H - H_true)): a "
     "log ratio of -0.07 planted, 1.4x the bar",
     mechanisms=("so2-reduction", "hamiltonian-learning"),
@@ -595,10 +631,10 @@ TUNED_PLANT = 0.07
 )
 def so2_beats_tuned_tp(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     torch.set_num_threads(1)
-    seed = seed + TUNED_SEEDS
+    seed = seed + COMPARISON_SEEDS
     _, test = _split(scale.value, seed)
     so2, tp = _tuned_pair(scale.value, seed)
-    ours = so2 if arm is Arm.CLAIM else _tuned_model(scale.value, seed, "tp", stream=1)  # the arms' one line
+    ours = so2 if arm is Arm.CLAIM else _tuned_model(scale.value, seed, "tp", stream=1, retune=True)  # arms' line
     c = 10**TUNED_PLANT if arm is Arm.POSITIVE else 1.0  # the positive control's one line
     mae_ours = _test_mae(ours, test)
     mae_tp = c * _test_mae(tp, test)  # the H MAE scales exactly with the inflation of the error
@@ -615,6 +651,8 @@ def so2_beats_tuned_tp(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRe
         "TP tuned lr": lr_t,
         "TP tuned channels": ch_t,
     }
+    lr_r, ch_r, _ = _tuned(scale.value, seed, "tp", stream=1)  # the A/A replicate's own tuning, every arm
+    measured |= {"TP replicate (A/A) tuned lr": lr_r, "TP replicate (A/A) tuned channels": ch_r}
     measured |= {f"SO(2) validation H MAE [uHa], {k}": v for k, v in tab_s.items()}
     measured |= {f"TP validation H MAE [uHa], {k}": v for k, v in tab_t.items()}
     measured |= _breakdown_measures("ours", ours) | _breakdown_measures("TP", tp)
@@ -627,94 +665,121 @@ def so2_beats_tuned_tp(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRe
     )
 
 
-def _mace_errors(scale_value: str, seed: int, stream: int = 0, inflate: float = 1.0) -> dict[str, float]:
-    """Test E / F MAE of the tuned MACE (``stream`` > 0: its A/A replicate, tuned again on the same grid from its
-    own seed stream), errors inflated by ``inflate``."""
+def _mace_errors(scale_value: str, seed: int, score: str, stream: int = 0, inflate: float = 1.0) -> dict[str, float]:
+    """Test E / F MAE of MACE tuned on ``score`` (``stream`` > 0: its A/A replicate, tuned again on the same grid
+    from its own seed stream), errors inflated by ``inflate``."""
     from icml26.qhflow2.mace_peer import evaluate_mace
 
     _, test = _split(scale_value, seed)
-    model = _tuned_model(scale_value, seed, "mace", stream=stream, retune=True)
+    model = _tuned_model(scale_value, seed, "mace", stream=stream, retune=True, score=score)
     return evaluate_mace(model, test, inflate=inflate)
 
 
 @functools.lru_cache(maxsize=16)
-def _h_route_errors(scale_value: str, seed: int, trained: bool = True) -> dict[str, float]:
-    """Test H / eps / E / F MAE of the tuned SO(2) model through PySCF (``trained=False``: the same setting with 0
-    steps, its per-element reference blocks only)."""
+def _h_route_errors(scale_value: str, seed: int, trained: bool = True, stream: int = 0) -> dict[str, float]:
+    """Test H / eps / E / F MAE of the tuned SO(2) model through PySCF; ``stream`` > 0: its A/A replicate, the whole
+    SO(2) tuning repeated from that seed stream (the same budget: at most the reference TP's parameters);
+    ``trained=False``: the tuned setting with 0 steps, initialised from its own seed stream
+    (:data:`UNTRAINED_STREAM`): its per-element reference blocks only."""
     _, test = _split(scale_value, seed)
-    so2, _ = _tuned_pair(scale_value, seed)
+    so2, tp = _tuned_pair(scale_value, seed)
+    if stream:
+        so2 = _tuned_model(scale_value, seed, "so2", stream=stream, max_params=n_params(tp), retune=True)
     if not trained:
-        lr, ch, _ = _tuned(scale_value, seed, "so2", n_params(_tuned_model(scale_value, seed, "tp")))
+        lr, ch, _ = _tuned(scale_value, seed, "so2", n_params(tp))
         cfg = PRESETS[scale_value]
         train, _ = _split(scale_value, seed)
-        so2 = train_h_model("so2", train, TrainConfig(steps=0, batch=cfg.batch, lr=lr), seed, channels=ch,
-                            lmax=cfg.lmax, layers=cfg.layers)[0]  # fmt: skip
+        so2 = train_h_model("so2", train, TrainConfig(steps=0, batch=cfg.batch, lr=lr), seed + _STREAM *
+                            UNTRAINED_STREAM, channels=ch, lmax=cfg.lmax, layers=cfg.layers)[0]  # fmt: skip
     return evaluate_h_model(so2, test)
 
 
-def _mace_comparison(scale: Scale, seed: int, arm: Arm, quantity: str, plant: float):
-    """Shared body of the MACE claims: log10 (quantity MAE of 'ours' / of the tuned MACE), where 'ours' is the
-    tuned SO(2) model through PySCF (claim), the same setting untrained (negative), or MACE's A/A replicate (its
-    own tuning on the same grid from seed stream 1) with its errors scaled by 10^``plant`` or the reference's by
-    10^-``plant`` for a planted gain (positive). Every arm reports the A/A pair's unplanted log ratios."""
-    seed = seed + MACE_SEEDS
-    ref_inflate, ours_inflate = (10**-plant, 1.0) if plant < 0 else (1.0, 10**plant)
-    reference, replicate = _mace_errors(scale.value, seed), _mace_errors(scale.value, seed, stream=1)
-    ref = reference
+def _inflated(errors: dict[str, float], c: float) -> dict[str, float]:
+    """MAEs of predictions whose errors are scaled by c (E -> E_true + c (E - E_true)): each MAE times c exactly."""
+    return {k: c * v for k, v in errors.items()}
+
+
+def _mace_comparison(scale: Scale, seed: int, arm: Arm, score: str, plant: float, aa: str):
+    """Shared body of the MACE claims: log10 (``score``'s MAE of 'ours' / of the reference). The claim: ours = the
+    tuned SO(2) model through PySCF, reference = MACE tuned on ``score``. The A/A pair (``aa``): ``"h"`` the H route
+    against its re-tuned replicate in MACE's place (the energy claim's negative), ``"mace"`` MACE's re-tuned
+    replicate against MACE (the forces claim's positive base; its negative is the untrained Hamiltonian). The
+    positive plants the effect on that pair: the reference's errors scaled by 10^-``plant`` (a gain, ``plant`` < 0)
+    or ours by 10^``plant`` (a handicap). Every arm reports the A/A pairs' unplanted log ratios."""
+    seed = seed + COMPARISON_SEEDS
+    quantity = SCORES[score]
+    mace, mace_rep = _mace_errors(scale.value, seed, score), _mace_errors(scale.value, seed, score, stream=1)
+    h_route = _h_route_errors(scale.value, seed)
+    h_rep = _h_route_errors(scale.value, seed, stream=1) if aa == "h" else None
+    pair = (h_route, h_rep) if aa == "h" else (mace_rep, mace)
     if arm is Arm.CLAIM:
-        ours = _h_route_errors(scale.value, seed)
-    elif arm is Arm.NEGATIVE:  # the learned Hamiltonian removed
-        ours = _h_route_errors(scale.value, seed, trained=False)
+        ours, ref = h_route, mace
+    elif arm is Arm.NEGATIVE:
+        ours, ref = pair if aa == "h" else (_h_route_errors(scale.value, seed, trained=False), mace)
     else:  # the A/A pair with the effect planted
-        ours = _mace_errors(scale.value, seed, stream=1, inflate=ours_inflate)
-        ref = _mace_errors(scale.value, seed, inflate=ref_inflate)
+        ours, ref = _inflated(pair[0], 10 ** max(plant, 0.0)), _inflated(pair[1], 10 ** max(-plant, 0.0))
     r = float(np.log10(ours[quantity] / ref[quantity]))
-    lr, ch, table = _tuned(scale.value, seed, "mace")
-    lr_r, ch_r, _ = _tuned(scale.value, seed, "mace", stream=1)
+    lr, ch, table = _tuned(scale.value, seed, "mace", score=score)
+    lr_r, ch_r, _ = _tuned(scale.value, seed, "mace", stream=1, score=score)
     measured = {"ours E MAE [meV]": ours["E MAE [meV]"], "ours F MAE [meV/A]": ours["F MAE [meV/A]"],
                 "MACE tuned lr": lr, "MACE tuned channels": ch,
                 "MACE replicate (A/A) tuned lr": lr_r, "MACE replicate (A/A) tuned channels": ch_r}  # fmt: skip
     for name, key in (("E", "E MAE [meV]"), ("F", "F MAE [meV/A]")):
         measured[f"A/A log10 {name} MAE ratio, MACE replicate / MACE (reported)"] = float(
-            np.log10(replicate[key] / reference[key])
+            np.log10(mace_rep[key] / mace[key])
         )
-    measured |= {f"MACE validation E + F MAE, {k}": v for k, v in table.items()}
-    measured |= _breakdown_measures("MACE", _tuned_model(scale.value, seed, "mace"))
-    baselines = {f"MACE {k}": v for k, v in ref.items()}
+        if h_rep is not None:
+            measured[f"A/A log10 {name} MAE ratio, H route / its replicate (reported)"] = float(
+                np.log10(h_route[key] / h_rep[key])
+            )
+    if h_rep is not None:
+        _, tp = _tuned_pair(scale.value, seed)
+        lr_h, ch_h, _ = _tuned(scale.value, seed, "so2", n_params(tp), stream=1)
+        measured |= {"H route replicate (A/A) tuned lr": lr_h, "H route replicate (A/A) tuned channels": ch_h}
+    measured |= {f"MACE validation {quantity}, {k}": v for k, v in table.items()}
+    measured |= _breakdown_measures("MACE", _tuned_model(scale.value, seed, "mace", score=score))
+    baselines = {f"reference {k}": v for k, v in ref.items()} | {f"MACE {k}": v for k, v in mace.items()}
     return r, measured, baselines
 
 
-#: The energy gain planted by ``energy-vs-mace``'s positive control: MACE's errors inflated 10^0.4 (log10 -0.4,
-#: 1.33x the bar of -0.3) on the A/A pair of MACE replicates.
+#: The energy gain planted by ``energy-vs-mace``'s positive control: the reference's errors inflated 10^0.4 (log10
+#: -0.4, 1.33x the bar of -0.3) on its A/A pair (the H route and its re-tuned replicate).
 MACE_E_PLANT = -0.4
+#: ``energy-vs-mace``'s bar, by the rule fixed before v3 ran: "at least 2x lower" (log10 1/2), the smallest gain
+#: the paper's "up to 20x" can mean and the bar of ``hamiltonian-beats-mlip-on-energy``; the A/A negative must
+#: leave its whole interval above it.
+MACE_E_BAR = -0.3
 
 
 @claim(
-    "qhflow2/energy-vs-mace-v2",
+    "qhflow2/energy-vs-mace-v3",
     statement="Trained on the same frames with the same tuning budget (learning rate x width grid, the preset's "
-    "steps, chosen on validation frames), the energy from the SO(2) model's predicted Hamiltonian (PySCF energy_tot "
-    "at its density) has a test MAE at least 2x lower than MACE's (mace-torch, standard recipe scaled to one core): "
-    "log10(E MAE H route / E MAE MACE) < -0.3, paired over seeds",
+    "steps, chosen on validation frames; MACE chosen on its validation energy error), the energy from the SO(2) "
+    "model's predicted Hamiltonian (PySCF energy_tot at its density) has a test MAE at least 2x lower than MACE's "
+    "(mace-torch, standard recipe scaled to one core): log10(E MAE H route / E MAE MACE) < -0.3 (the bar's rule: "
+    "2x, the smallest gain 'up to 20x' can mean), paired over seeds; v3: an A/A negative, MACE tuned on energy, "
+    "learning rates 3e-3, 1e-2, 3e-2, fresh seeds",
     paper="abstract: on QH9, QHFlow2 reduces energy error by up to 20x compared to MACE; up to 20x lower energy MAE "
     "on MD17/rMD17",
-    control="the learned Hamiltonian removed: the same tuned SO(2) setting with 0 training steps (its per-element "
-    "reference blocks only) through the same PySCF route: its energies are far off, so the claim must fail (the A/A "
-    "pair of independently tuned MACE models, the positive's base, is reported in every arm)",
-    positive="that A/A pair of independently tuned MACE models with the reference's errors inflated 10^0.4 = 2.5x: "
-    "log10 -0.4 planted (1.33x the bar)",
+    control="A/A: MACE replaced by an independent replicate of the H route (the SO(2) grid retrained on its own "
+    "seed stream, chosen on validation H again, at most the same TP's parameters, energies through the same PySCF "
+    "route): the log ratio scatters around 0, so the whole interval cannot lie below -0.3 (MACE's re-tuned "
+    "replicate pair is reported in every arm)",
+    positive="that A/A pair with the reference's energy errors inflated 10^0.4 = 2.5x (E -> E_true + 2.5 (E - "
+    "E_true)): log10 -0.4 planted (1.33x the bar)",
     mechanisms=("hamiltonian-learning", "energy-stationarity"),
-    judge=Interval("log10 E MAE ratio (ours / MACE)", below=-0.3),
+    judge=Interval("log10 E MAE ratio (ours / MACE)", below=MACE_E_BAR),
 )
 def energy_vs_mace(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     torch.set_num_threads(1)
-    r, measured, baselines = _mace_comparison(scale, seed, arm, "E MAE [meV]", MACE_E_PLANT)
-    holds = r < -0.3
+    r, measured, baselines = _mace_comparison(scale, seed, arm, "E", MACE_E_PLANT, aa="h")
+    holds = r < MACE_E_BAR
     return ClaimResult(
         "holds" if holds else "fails",
         measured={"log10 E MAE ratio (ours / MACE)": r} | measured,
         baselines=baselines,
         paper={"energy MAE vs MACE": "up to 20x lower (QH9, abstract)"},
-        reason="" if holds else f"log10 E MAE ratio {r:.2f} (bar -0.3)",
+        reason="" if holds else f"log10 E MAE ratio {r:.2f} (bar {MACE_E_BAR})",
     )
 
 
@@ -724,13 +789,16 @@ MACE_F_PLANT = 0.12
 
 
 @claim(
-    "qhflow2/forces-match-mace-v2",
-    statement="Trained on the same frames with the same tuning budget, the forces from the SO(2) model's predicted "
-    "Hamiltonian (PySCF gradient at its orbitals) reach MACE's accuracy within 1.5x: log10(F MAE H route / F MAE "
-    "MACE) < log10 1.5 = 0.176, paired over seeds",
+    "qhflow2/forces-match-mace-v3",
+    statement="Trained on the same frames with the same tuning budget (MACE chosen on its validation force error), "
+    "the forces from the SO(2) model's predicted Hamiltonian (PySCF gradient at its orbitals) reach MACE's accuracy "
+    "within 1.5x: log10(F MAE H route / F MAE MACE) < log10 1.5 = 0.176, paired over seeds; v3: MACE tuned on "
+    "forces, learning rates 3e-3, 1e-2, 3e-2, the untrained negative on its own seed stream, fresh seeds",
     paper="abstract: the first Hamiltonian model to reach NequIP-level force accuracy (MD17/rMD17)",
-    control="the learned Hamiltonian removed: the same tuned SO(2) setting with 0 training steps (its per-element "
-    "reference blocks only) through the same PySCF route: its forces are far off, so the claim must fail",
+    control="the learned Hamiltonian removed: the same tuned SO(2) setting with 0 training steps, initialised from "
+    "its own seed stream (its per-element reference blocks only), through the same PySCF route: its forces are far "
+    "off, so the claim must fail (not an A/A run: an A/A pair sits inside a 'within 1.5x' margin, so it would "
+    "hold; the A/A pair is the positive's base and is reported in every arm)",
     positive="the A/A pair of independently tuned MACE models (each tuned on the same grid from its own seed stream) "
     "with the replicate's force errors inflated 10^0.12 = 1.32x: a model worse than MACE by a known factor inside "
     "the margin (log10 0.12 against the bar's 0.176)",
@@ -739,7 +807,7 @@ MACE_F_PLANT = 0.12
 )
 def forces_match_mace(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
     torch.set_num_threads(1)
-    r, measured, baselines = _mace_comparison(scale, seed, arm, "F MAE [meV/A]", MACE_F_PLANT)
+    r, measured, baselines = _mace_comparison(scale, seed, arm, "F", MACE_F_PLANT, aa="mace")
     holds = r < float(np.log10(1.5))
     return ClaimResult(
         "holds" if holds else "fails",
@@ -750,8 +818,8 @@ def forces_match_mace(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRes
     )
 
 
-#: Seed offset of ``scaling-tuned``'s stream (fresh: its numbers were first seen in its judged run).
-SCALING_TUNED_SEEDS = 4000
+#: Seed offset of ``scaling-tuned``'s stream: v1 ran on 4000-4002 with the two-point grid, v2 on fresh seeds.
+SCALING_TUNED_SEEDS = 6000
 #: The scaling ``scaling-tuned``'s positive control plants: each missing factor (half the width, a quarter of the
 #: data) inflates an A/A model's H error by 10^0.075 (log10 ratio -0.075, 1.5x the bar of -0.05).
 SCALING_TUNED_PLANT = 0.075
@@ -766,24 +834,26 @@ def _scaling_tuned(scale_value: str, seed: int, channels: int, frames: int, stre
     train, _ = _split(scale_value, seed)
     train = train.subset(np.arange(frames))
     val = _validation(scale_value)
-    table, best = {}, None
-    for lr in cfg.tune_lrs:
+    models = {}
+
+    def score_of(lr: float, _: None) -> float:
         tc = TrainConfig(steps=cfg.steps, batch=cfg.batch, lr=lr)
-        model = train_h_model("so2", train, tc, seed + _STREAM * stream, channels=channels, lmax=cfg.lmax,
-                              layers=cfg.layers)[0]  # fmt: skip
-        table[f"lr {lr:g}"] = score = _test_mae(model, val)
-        if best is None or score < best[0]:
-            best = (score, lr, model)
-    return best[1], table, best[2]
+        models[lr] = train_h_model("so2", train, tc, seed + _STREAM * stream, channels=channels, lmax=cfg.lmax,
+                                   layers=cfg.layers)[0]  # fmt: skip
+        return _test_mae(models[lr], val)
+
+    (_, lr, _), table = _grid_search(cfg.tune_lrs, (None,), score_of)
+    return lr, table, models[lr]
 
 
 @claim(
-    "qhflow2/scaling-tuned-v1",
+    "qhflow2/scaling-tuned-v2",
     statement="With the same tuning budget for every model (the preset's learning-rate grid, chosen on validation "
     "frames sampled apart from train and test, the same steps), the SO(2) model's test H MAE falls by more than "
     "11 % with twice the width (16 vs 8 channels: log10 ratio wide / narrow < -0.05, averaged over both data sizes) "
     "and with four times the training set (100 vs 25 frames: log10 ratio < -0.05, averaged over both widths); "
-    "Spearman(H MAE, E MAE from the predicted H) over the 4 models reported; paired over seeds",
+    "Spearman(H MAE, E MAE from the predicted H) over the 4 models reported; paired over seeds; v2: learning rates "
+    "3e-3, 1e-2, 3e-2 (v1's two-point grid chose its top rate on 2 of 3 seeds), fresh seeds",
     paper="consistent scaling behavior with respect to model capacity and data (abstract)",
     control="A/A: all 4 slots the narrow model on the small training set, each tuned on the same grid from its own "
     "seed stream: no width or data effect, both ratios scatter around 0",

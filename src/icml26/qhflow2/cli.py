@@ -77,9 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="so2/tp/mlp: weight of the occupied orbital energies' MSE next to the block MSE (0: off)",
     )
-    t.add_argument("--eps-from", type=bounded_float(0.0, 0.99, what="a fraction of the steps"), default=0.0,
-                   help="switch the orbital-energy term on after this fraction of the steps (0.8: fine-tuning over "
-                   "the last 20 %%)")  # fmt: skip
+    t.add_argument("--eps-from", type=bounded_float(0.0, 0.99, what="a fraction of the steps"), default=None,
+                   help="so2/tp/mlp: switch the orbital-energy term on after this fraction of the steps (0.8: "
+                   "fine-tuning over the last 20 %%; default 0)")  # fmt: skip
     t.add_argument(
         "--steps",
         type=bounded_int(1, 1000000, what="0 steps would save an untrained model"),
@@ -89,8 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--batch", type=bounded_int(1, 1024, what="memory"), default=8, help="frames per step")
     t.add_argument("--lr", type=learning_rate, default=3e-3, help="Adam learning rate")
     t.add_argument("--channels", type=bounded_int(1, 256, what="memory"), default=16, help="channels per l")
-    t.add_argument("--lmax", type=bounded_int(1, 6, what="memory"), default=2, help="largest l of the features")
-    t.add_argument("--layers", type=bounded_int(1, 8), default=2, help="message-passing layers")
+    t.add_argument("--lmax", type=bounded_int(1, 6, what="memory"), default=None,
+                   help="largest l of the features (default 2; not for mace)")  # fmt: skip
+    t.add_argument("--layers", type=bounded_int(1, 8), default=None,
+                   help="message-passing layers (default 2; not for mace)")  # fmt: skip
     t.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, help="random seed")
     t.add_argument("--out", type=Path, required=True, help="checkpoint to write (.pt)")
     add_json_argument(t, "the loss curve summary")
@@ -179,9 +181,15 @@ def _train(args) -> int:
         raise ValueError(f"--edge-update applies to --model so2, not {args.model}")
     if args.eps_weight > 0 and args.model in ("mlip", "mace"):
         raise ValueError(f"--eps-weight applies to Hamiltonian models (so2, tp, mlp), not {args.model}")
+    if args.model == "mace":  # MACE's own recipe (mace_peer.MACEConfig): only the width is ours to set
+        given = [flag for flag, v in (("--lmax", args.lmax), ("--layers", args.layers), ("--eps-from", args.eps_from))
+                 if v is not None]  # fmt: skip
+        if given:
+            raise ValueError(f"--model mace takes no {', '.join(given)} (MACE's recipe fixes them; it takes "
+                             "--channels, --lr, --steps, --batch, --seed)")  # fmt: skip
     tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, eps_weight=args.eps_weight,
-                     eps_from=args.eps_from, progress=None)  # fmt: skip
-    kw = {"channels": args.channels, "lmax": args.lmax, "layers": args.layers}
+                     eps_from=args.eps_from or 0.0, progress=None)  # fmt: skip
+    kw = {"channels": args.channels, "lmax": args.lmax or 2, "layers": args.layers or 2}
     if args.matched:
         kw["matched"] = True
     if args.model == "so2":
