@@ -33,7 +33,7 @@ from icml26.vipo import claims as C
 from icml26.vipo.config import PRESETS
 from icml26.vipo.data import termination_fn
 from icml26.vipo.dynamics import train_dynamics
-from icml26.vipo.mujoco_data import normalised
+from icml26.vipo.mujoco_data import episode_returns, normalised
 from icml26.vipo.policy import train_policy
 
 EVAL_EVERY, EVAL_EPISODES, LAST_EVALS, BATCH, HIDDEN = 1000, 3, 2, 256, [128, 128]
@@ -52,20 +52,7 @@ def d3rlpy_algos():
 
 def evaluate(predict, env_id: str, seed: int) -> float:
     """Mean return of ``EVAL_EPISODES`` deterministic episodes (the claim's hosts are evaluated the same way)."""
-    import gymnasium as gym
-
-    env = gym.make(env_id)
-    rets = []
-    for ep in range(EVAL_EPISODES):
-        obs, _ = env.reset(seed=seed + ep)
-        done, ret = False, 0.0
-        while not done:
-            obs, r, term, trunc, _ = env.step(predict(obs))
-            ret += float(r)
-            done = term or trunc
-        rets.append(ret)
-    env.close()
-    return float(np.mean(rets))
+    return float(np.mean(episode_returns(predict, env_id, EVAL_EPISODES, seed)))
 
 
 def mdp_dataset(data: dict):

@@ -359,6 +359,16 @@ def _visited_error(scale_value: str, seed: int, model, task: str = "hopper") -> 
     return model_error(model, v["observations"], v["actions"], v["next_observations"])
 
 
+def _flat(model) -> torch.Tensor:
+    with torch.no_grad():
+        return torch.cat([p.flatten() for p in model.parameters()])
+
+
+def _mean_share(log) -> float:
+    """The VIPO term's mean share of the model gradient over a training log's epochs (0 if it never joined)."""
+    return float(np.mean(log.value_grad_share)) if log.value_grad_share else 0.0
+
+
 @mechanism(
     "value-term-hopper",
     component="the value-inconsistency term phi * L_value in the Hopper ensemble's loss (the paper's raw estimator "
@@ -377,14 +387,10 @@ def value_term_hopper(scale: Scale, seed: int) -> dict[str, float]:
     nll, _ = _hopper_model(sv, seed, "nll", seed)
     aa, _ = _hopper_model(sv, seed, "nll", seed + AA_STREAM)
     e_nll = _visited_error(sv, seed, nll)
-    with torch.no_grad():
-        a = torch.cat([p.flatten() for p in vipo.parameters()])
-        b = torch.cat([p.flatten() for p in nll.parameters()])
+    a, b = _flat(vipo), _flat(nll)
     return {
-        "value-term-hopper": float(np.mean(log.value_grad_share)) if log.value_grad_share else 0.0,
-        "share, paper's recipe (phi = 1e-4, no warm-up)": float(np.mean(raw.value_grad_share))
-        if raw.value_grad_share
-        else 0.0,
+        "value-term-hopper": _mean_share(log),
+        "share, paper's recipe (phi = 1e-4, no warm-up)": _mean_share(raw),
         "policy-state error VIPO / NLL": _visited_error(sv, seed, vipo) / e_nll,
         "policy-state error NLL (A/A) / NLL": _visited_error(sv, seed, aa) / e_nll,
         "learned |V_D - V_theta| VIPO": log.value_gap[-1] if log.value_gap else float("nan"),
@@ -457,13 +463,8 @@ def _mujoco_return(scale_value: str, task: str, seed: int, variant: str, train_s
         "score": float(np.mean(curve[-pc.last_evals :])),
         "curve": tuple(float(c) for c in curve),
         "policy-state MSE": model_error(model, plog.visited_obs, plog.visited_act, plog.visited_next),
-        "value share": float(np.mean(mlog.value_grad_share)) if mlog.value_grad_share else 0.0,
+        "value share": _mean_share(mlog),
     }
-
-
-def _flat(model) -> torch.Tensor:
-    with torch.no_grad():
-        return torch.cat([p.flatten() for p in model.parameters()])
 
 
 def _prediction_shift(scale_value: str, seed: int, task: str, model, reference) -> float:
@@ -497,7 +498,7 @@ def value_term_mujoco(scale: Scale, seed: int) -> dict[str, float]:
         aa, _ = _task_model(sv, task, s, "nll", s + AA_STREAM)  # the return claim's A/A ensemble
         a, b, c = _flat(vipo), _flat(nll), _flat(aa)
         e_nll = _visited_error(sv, s, nll, task)
-        out[f"share {task}"] = float(np.mean(log.value_grad_share)) if log.value_grad_share else 0.0
+        out[f"share {task}"] = _mean_share(log)
         out[f"|theta_VIPO - theta_NLL| / |theta_NLL| {task}"] = float((a - b).norm() / b.norm())
         out[f"|theta_NLL(A/A) - theta_NLL| / |theta_NLL| {task}"] = float((c - b).norm() / b.norm())
         out[f"prediction shift VIPO / A/A {task}"] = _prediction_shift(sv, s, task, vipo, nll) / _prediction_shift(
@@ -507,9 +508,7 @@ def value_term_mujoco(scale: Scale, seed: int) -> dict[str, float]:
         out[f"policy-state error NLL (A/A) / NLL {task}"] = _visited_error(sv, s, aa, task) / e_nll
         out[f"learned |V_D - V_theta| {task}"] = log.value_gap[-1] if log.value_gap else float("nan")
     _, raw = _task_model(sv, "halfcheetah", s, "raw", s)
-    out["share halfcheetah, paper's recipe (phi = 1e-4, no warm-up)"] = (
-        float(np.mean(raw.value_grad_share)) if raw.value_grad_share else 0.0
-    )
+    out["share halfcheetah, paper's recipe (phi = 1e-4, no warm-up)"] = _mean_share(raw)
     return {"value-term-mujoco": min(out[f"share {t}"] for t in RETURN_TASKS), **out}
 
 
@@ -661,10 +660,8 @@ def value_term_pendulum(scale: Scale, seed: int) -> dict[str, float]:
         a = torch.cat([p.flatten() for p in vipo.parameters()])
         b = torch.cat([p.flatten() for p in nll.parameters()])
     return {
-        "value-term-pendulum": float(np.mean(log.value_grad_share)) if log.value_grad_share else 0.0,
-        "share, paper's recipe (phi = 1e-4, no warm-up)": float(np.mean(raw.value_grad_share))
-        if raw.value_grad_share
-        else 0.0,
+        "value-term-pendulum": _mean_share(log),
+        "share, paper's recipe (phi = 1e-4, no warm-up)": _mean_share(raw),
         "|theta_VIPO - theta_NLL| / |theta_NLL|": float((a - b).norm() / b.norm()),
     }
 

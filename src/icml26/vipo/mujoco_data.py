@@ -91,8 +91,8 @@ def normalised(task: str, ret) -> float | np.ndarray:
 # 1. the behaviour policy: SB3 SAC, checkpointed and resumable
 
 
-def _evaluate_sb3(model, env_id: str, episodes: int, seed: int) -> float:
-    """Mean return of the SAC policy's *stochastic* actions (the behaviour the data will hold)."""
+def episode_returns(act, env_id: str, episodes: int, seed: int) -> list[float]:
+    """Returns of ``episodes`` episodes of ``env_id`` (reset seeds ``seed``, ``seed + 1``, ...) acting ``act(obs)``."""
     import gymnasium as gym
 
     env = gym.make(env_id)
@@ -101,13 +101,17 @@ def _evaluate_sb3(model, env_id: str, episodes: int, seed: int) -> float:
         obs, _ = env.reset(seed=seed + ep)
         done, ret = False, 0.0
         while not done:
-            a, _ = model.predict(obs, deterministic=False)
-            obs, r, term, trunc, _ = env.step(a)
+            obs, r, term, trunc, _ = env.step(act(obs))
             ret += float(r)
             done = term or trunc
         rets.append(ret)
     env.close()
-    return float(np.mean(rets))
+    return rets
+
+
+def _evaluate_sb3(model, env_id: str, episodes: int, seed: int) -> float:
+    """Mean return of the SAC policy's *stochastic* actions (the behaviour the data will hold)."""
+    return float(np.mean(episode_returns(lambda o: model.predict(o, deterministic=False)[0], env_id, episodes, seed)))
 
 
 def train_behaviour(
