@@ -35,13 +35,20 @@ def test_word_timing_matches_the_authors_word_rate_regressor(alice):
     assert np.corrcoef(ours, rate)[0, 1] > 0.98 > np.corrcoef(shifted, rate)[0, 1]
 
 
-def test_encoding_scores_the_truth_high_and_random_features_at_the_null(alice):
-    rng = np.random.default_rng(0)
+def _planted_brain(alice, rng):
+    """Random 6-d word features and the first 6 listeners' BOLD with a story-locked projection of them added at 0.4
+    of the BOLD's s.d.: (words (W, 6), brain (6, T, R))."""
     W, (S, T, R) = len(alice.words), alice.bold[:6].shape
     words = rng.standard_normal((W, 6))
     signal = to_trs(alice.onsets, words) @ rng.standard_normal((6, S * R))
     brain = 0.4 * signal / signal.std(0) + alice.bold[:6].transpose(1, 0, 2).reshape(T, S * R)
-    brain = brain.reshape(T, S, R).transpose(1, 0, 2)
+    return words, brain.reshape(T, S, R).transpose(1, 0, 2)
+
+
+def test_encoding_scores_the_truth_high_and_random_features_at_the_null(alice):
+    rng = np.random.default_rng(0)
+    W = len(alice.words)
+    words, brain = _planted_brain(alice, rng)
     truth = encode(to_trs(alice.onsets, words), brain, alice.nuisance[:6])
     null = encode(to_trs(alice.onsets, rng.standard_normal((W, 6))), brain, alice.nuisance[:6])
     assert truth.r.mean() > 0.25 and abs(null.r.mean()) < 0.03
@@ -176,11 +183,8 @@ def test_pattern_similarity_scores_the_truth_high_and_random_features_at_the_nul
     from icml26.brainconverge.alice import similarity
 
     rng = np.random.default_rng(1)
-    W, (S, T, R) = len(alice.words), alice.bold[:6].shape
-    words = rng.standard_normal((W, 6))
-    signal = to_trs(alice.onsets, words) @ rng.standard_normal((6, S * R))
-    brain = 0.4 * signal / signal.std(0) + alice.bold[:6].transpose(1, 0, 2).reshape(T, S * R)
-    brain = brain.reshape(T, S, R).transpose(1, 0, 2)
+    W = len(alice.words)
+    words, brain = _planted_brain(alice, rng)
     truth = similarity(to_trs(alice.onsets, words), brain, alice.nuisance[:6], measure=measure)
     nulls = [similarity(to_trs(alice.onsets, rng.standard_normal((W, 6))), brain, alice.nuisance[:6],
                         measure=measure).score.mean() for _ in range(4)]  # fmt: skip
