@@ -111,8 +111,8 @@ def test_sac_behaviour_resumes_and_replay_buffer_cuts_into_episodes(tmp_path):
     pytest.importorskip("stable_baselines3")
     from icml26.vipo.mujoco_data import replay_episodes, train_behaviour
 
-    recipe = BehaviourRecipe(max_steps=200, medium_score=150.0, eval_every=100, eval_episodes=1, learning_starts=60,
-                             hidden=(16,))  # fmt: skip
+    recipe = BehaviourRecipe(max_steps=200, medium_score=150.0, expert_steps=400, eval_every=100, eval_episodes=1,
+                             learning_starts=60, hidden=(16,))  # fmt: skip
     first = train_behaviour("hopper", tmp_path / "w", recipe, max_steps=100, show_progress=False)
     assert first["steps"] == 100 and len(first["evals"]) == 1 and not first["medium_reached"]
     again = train_behaviour("hopper", tmp_path / "w", recipe, show_progress=False)  # resumes at 100
@@ -125,8 +125,19 @@ def test_sac_behaviour_resumes_and_replay_buffer_cuts_into_episodes(tmp_path):
         assert e["terminations"][-1] or e["truncations"][-1]
     with pytest.raises(ValueError, match="holds a hopper run with seed 0"):
         train_behaviour("hopper", tmp_path / "w", recipe, seed=1, show_progress=False)
-    with pytest.raises(ValueError, match=re.escape("another recipe (medium-score 150.0 -> 20.0)")):  # not reused
-        train_behaviour("hopper", tmp_path / "w", dataclasses.replace(recipe, medium_score=20.0), show_progress=False)
+    # a medium score that a past evaluation already reaches would have stopped the run there: refused
+    low = min(e[2] for e in again["evals"]) - 1.0
+    with pytest.raises(ValueError, match=re.escape(f"another recipe (medium-score 150.0 -> {low!r})")):
+        train_behaviour("hopper", tmp_path / "w", dataclasses.replace(recipe, medium_score=low), show_progress=False)
+    # one no evaluation reached, and a random warm-up the run is past both ends of, change nothing made: accepted
+    later = dataclasses.replace(recipe, medium_score=160.0, learning_starts=80)
+    third = train_behaviour("hopper", tmp_path / "w", later, max_steps=300, show_progress=False)
+    assert third["steps"] == 300 and third["recipe"]["medium_score"] == 160.0
+    assert third["recipe"]["learning_starts"] == 60  # the value the run was made with
+    assert third["recipe_changes"] == [[200, "medium-score 150.0 -> 160.0"], [200, "learning-starts 60 -> 80"]]
+    assert third["medium"] == f"sac_{max(third['evals'], key=lambda e: e[1])[0]}.zip"
+    with pytest.raises(ValueError, match=re.escape("learning-starts 60 -> 400")):  # the run is not past 400 yet
+        train_behaviour("hopper", tmp_path / "w", dataclasses.replace(later, learning_starts=400), show_progress=False)
 
 
 def _fails_cleanly(argv, capsys, match):
@@ -204,7 +215,41 @@ def test_dataset_verb_refuses_a_corrupt_or_other_recipe_checkpoint(tmp_path, cap
     argv = ["dataset", "--env", "hopper", "--kind", "medium", "--transitions", "100", "--out", str(out)]
     _fails_cleanly(argv, capsys, f"checkpoint state {work / 'state.json'} is not readable")
     state = {"task": "hopper", "env": "Hopper-v5", "seed": 0, "recipe": dataclasses.asdict(BehaviourRecipe()),
-             "steps": 5000, "evals": [], "latest": "sac_5000.zip", "medium": None, "medium_reached": False}  # fmt: skip
+             "steps": 5000, "evals": [[5000, 300.0, 9.8]], "latest": "sac_5000.zip", "medium": "sac_5000.zip",
+             "medium_reached": True}  # fmt: skip
     _write_json_atomic(work / "state.json", state)
     _fails_cleanly([*argv, "--medium-score", "40"], capsys, "another recipe (medium-score 33.0 -> 40.0)")
+    _write_json_atomic(work / "state.json", {**state, "medium_reached": False})
+    _fails_cleanly([*argv, "--medium-score", "5"], capsys, "another recipe (medium-score 33.0 -> 5.0)")
     _fails_cleanly([*argv, "--eval-every", "1000"], capsys, "eval-every 5000 -> 1000")
+    _fails_cleanly([*argv, "--learning-starts", "6000"], capsys, "learning-starts 10000 -> 6000")  # not past it
+    _fails_cleanly([*argv, "--work", str(out)], capsys, "is also given as --work")
+
+
+def test_walker2d_medium_replay_and_medium_expert_from_one_behaviour_run(tmp_path, capsys):
+    """The one-command path on Walker2d-v5 at a few hundred SAC steps: the medium set, then medium-replay (the
+    replay buffer up to the medium policy) and medium-expert (half medium, half the run continued) cut from the
+    same run through a shared --work; every set loads as Minari with D4RL's walker2d reference returns."""
+    pytest.importorskip("stable_baselines3")
+    work = tmp_path / "walker.work"
+    common = ["vipo", "dataset", "--env", "walker2d", "--transitions", "100", "--max-steps", "200",
+              "--eval-every", "100", "--eval-episodes", "1", "--learning-starts", "150", "--medium-score", "150",
+              "--expert-steps", "300", "--work", str(work)]  # fmt: skip
+    summaries = {}
+    for kind in ("medium", "medium-replay", "medium-expert"):
+        out = tmp_path / f"walker2d-{kind}"
+        assert icml26_main([*common, "--kind", kind, "--out", str(out), "--json", str(out) + ".json"]) == 0
+        summaries[kind] = json.loads(Path(str(out) + ".json").read_text())
+        data = load_dataset(out, "Walker2d-v5")
+        assert data["meta"]["kind"] == kind and data["meta"]["ref_max_score"] == D4RL_REF["walker2d"][1] == 4592.3
+        assert data["observations"].shape == (100, 17) and data["actions"].shape == (100, 6)
+    capsys.readouterr()
+    state = json.loads((work / "state.json").read_text())
+    assert [e[0] for e in state["evals"]] == [100, 200, 300]  # one run: medium at 200 steps, continued to 300
+    medium = summaries["medium"]["behaviour"]
+    assert medium["sac_steps"] == 200 and not medium["medium_reached"]  # 150 normalised: the best of 100/200 stands in
+    assert summaries["medium-expert"]["behaviour"]["expert_checkpoint"] == "sac_300.zip"
+    assert summaries["medium-expert"]["behaviour"]["medium_checkpoint"] == medium["medium_checkpoint"]
+    replay, _ = read_minari(tmp_path / "walker2d-medium-replay")
+    # the replay buffer's last 100 of the 200 transitions SAC saw before the medium policy, actions in the bounds
+    assert sum(len(e["rewards"]) for e in replay) == 100 and all((np.abs(e["actions"]) <= 1).all() for e in replay)

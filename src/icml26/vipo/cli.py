@@ -72,12 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser(
         "dataset",
         help="a D4RL-like MuJoCo data set made with D4RL's recipe (SB3 SAC behaviour), as Minari or D4RL HDF5",
-        description="Reads nothing (resumes the SAC run it finds in OUT.work, if made with the same recipe); trains "
-        "stable-baselines3 SAC on the "
-        "Gymnasium v5 task until an evaluation reaches the medium return (--medium-score D4RL-normalised points) or "
-        "--max-steps, checkpointing into OUT.work after every evaluation so a killed run resumes, then writes the data "
-        "set of --kind: a Minari data set directory (--out without a suffix) or one D4RL-keyed file (.hdf5/.h5/.npz); "
-        "prints the behaviour's return and normalised score, also as JSON (--json). The data are D4RL-like, not D4RL. "
+        description="Reads nothing (resumes the SAC run it finds in --work, default OUT.work, if made with the same "
+        "recipe); trains stable-baselines3 SAC (RL Zoo's MuJoCo setting) on the Gymnasium v5 task until an "
+        "evaluation reaches the medium return (--medium-score D4RL-normalised points) or --max-steps, checkpointing "
+        "into --work after every evaluation so a killed run resumes, then writes the data set of --kind "
+        "(medium-replay: the run's replay buffer up to the medium policy; medium-expert: half medium, half the same "
+        "run continued to --expert-steps) as a Minari data set directory (--out without a suffix) or one D4RL-keyed "
+        "file (.hdf5/.h5/.npz); prints the behaviour's return and normalised score, also as JSON (--json). The data "
+        "are D4RL-like, not D4RL. "
         "Example: icml26 vipo dataset --env hopper --kind medium --transitions 100000 --out hopper-medium",
     )
     g.add_argument("--env", choices=TASKS, default="hopper", help="MuJoCo task (Gymnasium v5)")
@@ -87,14 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--max-steps",
         type=bounded_int(1, 10_000_000, what="time"),
-        default=100_000,
-        help="SAC environment steps at most before the medium policy is taken (the best evaluation then)",
+        default=300_000,
+        help="SAC environment steps at most before the medium policy is taken (the best evaluation then); "
+        "a resumed run may raise it",
     )
     g.add_argument(
         "--medium-score",
         type=bounded_float(-100.0, 200.0),
         default=33.0,
-        help="D4RL-normalised return at which SAC training stops: the medium policy (D4RL: ~1/3 expert)",
+        help="D4RL-normalised return at which SAC training stops: the medium policy (D4RL: ~1/3 expert); a resumed "
+        "run may change it while no evaluation has reached either value",
     )
     g.add_argument(
         "--expert-steps",
@@ -112,8 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--learning-starts",
         type=bounded_int(1, 1_000_000),
-        default=5000,
-        help="uniform random steps before SAC updates",
+        default=10_000,
+        help="uniform random steps before SAC updates (RL Zoo's MuJoCo setting)",
     )
     g.add_argument("--seed", type=seed, default=0, help="random seed (SAC and collection)")
     g.add_argument(
@@ -121,6 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         help="Minari data set directory to create (no suffix) or a .hdf5/.h5/.npz file",
+    )
+    g.add_argument(
+        "--work",
+        type=Path,
+        help="SAC checkpoint directory (default: OUT.work); give several kinds the same one to cut them all from "
+        "one behaviour run, as D4RL does",
     )
     add_json_argument(g, "the evaluations and the summary")
 
@@ -235,7 +245,7 @@ def _dataset(args) -> int:
     check_json_output(args.json)
     if args.kind in ("expert", "medium-expert") and args.expert_steps <= args.max_steps:
         raise ValueError(f"--expert-steps {args.expert_steps} must exceed --max-steps {args.max_steps}")
-    work = out.with_name(out.name + ".work")
+    work = args.work if args.work is not None else out.with_name(out.name + ".work")
     if work.exists() and not work.is_dir():
         raise NotADirectoryError(f"checkpoint directory {work} exists and is not a directory")
     recipe = BehaviourRecipe(max_steps=args.max_steps, medium_score=args.medium_score, expert_steps=args.expert_steps,

@@ -65,14 +65,20 @@ MINARI_VERSION = "0.5.3"  # the on-disk layout version we write (minari 0.5.x re
 
 @dataclass(frozen=True)
 class BehaviourRecipe:
-    """The behaviour-policy budget (D4RL: 1M SAC steps for expert; medium stopped at about 1/3 of expert)."""
+    """The behaviour-policy budget (D4RL: 1M SAC steps for expert; medium stopped at about 1/3 of expert).
 
-    max_steps: int = 100_000  # environment steps of SAC (one gradient step each after learning_starts)
+    The SAC itself is the RL Baselines3 Zoo's MuJoCo setting (``hyperparams/sac.yml``, ``mujoco-defaults`` shared by
+    HalfCheetah, Hopper and Walker2d): stable-baselines3's defaults -- Adam lr 3e-4, batch 256, buffer 1M, tau 0.005,
+    gamma 0.99, one gradient step per environment step, automatic entropy, [256, 256] -- with 10,000 uniform-random
+    steps before the first update, for 1M steps to the expert.
+    """
+
+    max_steps: int = 300_000  # environment steps of SAC (one gradient step each after learning_starts)
     medium_score: float = 33.0  # stop at the first evaluation reaching this D4RL-normalised return
     expert_steps: int = 1_000_000  # the expert policy's budget (kinds expert / medium-expert)
     eval_every: int = 5_000
     eval_episodes: int = 5
-    learning_starts: int = 5_000
+    learning_starts: int = 10_000  # the zoo's value (SB3's own default is 100)
     hidden: tuple[int, ...] = (256, 256)
 
 
@@ -149,8 +155,10 @@ def train_behaviour(
     else:
         state = {"task": task, "env": env_id, "seed": seed, "recipe": asdict(recipe), "steps": 0, "evals": [],
                  "latest": None, "medium": None, "medium_reached": False}  # fmt: skip
-        model = SAC("MlpPolicy", env, seed=seed, learning_starts=recipe.learning_starts, verbose=0, device="cpu",
-                    policy_kwargs={"net_arch": list(recipe.hidden)})  # fmt: skip
+        # the zoo's 1M-transition buffer, or the whole planned run when that is shorter: nothing is evicted either way
+        buffer_size = min(1_000_000, max(recipe.expert_steps, budget))
+        model = SAC("MlpPolicy", env, seed=seed, learning_starts=recipe.learning_starts, buffer_size=buffer_size,
+                    verbose=0, device="cpu", policy_kwargs={"net_arch": list(recipe.hidden)})  # fmt: skip
     done = stop_at_medium and state["medium_reached"]
     bar = progress(total=budget, initial=min(state["steps"], budget), desc=f"SAC {task}", unit="step")
     while not done and state["steps"] < budget:
@@ -173,8 +181,10 @@ def train_behaviour(
         bar.set_postfix(ret=f"{ret:.0f}", norm=f"{normalised(task, ret):.0f}")
         logger.info("%s SAC %d steps: return %.1f (normalised %.1f)", task, state["steps"], ret, normalised(task, ret))
     bar.close()
-    if not state["medium_reached"] and state["evals"]:  # the budget ran out: the best evaluation stands in
-        best = max(state["evals"], key=lambda e: e[1])
+    limit = budget if stop_at_medium else recipe.max_steps  # never the expert continuation's evaluations
+    early = [e for e in state["evals"] if e[0] <= limit]
+    if not state["medium_reached"] and early:  # the budget ran out: the best evaluation within it stands in
+        best = max(early, key=lambda e: e[1])
         state["medium"] = f"sac_{best[0]}.zip"
         _write_json_atomic(state_file, state)
     env.close()
@@ -187,8 +197,13 @@ _BUDGET_FIELDS = ("max_steps", "expert_steps")
 
 def _load_state(state_file: Path, task: str, seed: int, recipe: BehaviourRecipe) -> dict:
     """The saved state of a run to resume; refuses an unreadable file, another task or seed, or another recipe
-    (a changed medium score, evaluation schedule or network would silently reuse checkpoints made under the old
-    one). Budgets (:data:`_BUDGET_FIELDS`) may change: a resumed run trains on to the new budget."""
+    (a changed evaluation schedule or network would silently reuse checkpoints made under the old one).
+
+    Changes that cannot alter anything already made are accepted and logged in ``state["recipe_changes"]``:
+    budgets (:data:`_BUDGET_FIELDS`: the run trains on to the new budget); ``medium_score`` while the medium
+    policy has not been reached and no past evaluation reaches the new score (every past stop decision is the
+    same under both); ``learning_starts`` once the run is past both values (the random warm-up is over).
+    """
     try:
         state = json.loads(state_file.read_text())
         if not isinstance(state, dict):
@@ -207,12 +222,25 @@ def _load_state(state_file: Path, task: str, seed: int, recipe: BehaviourRecipe)
         raise ValueError(f"work directory {state_file.parent} holds a {old_task} run with seed {old_seed}")
     # JSON turns tuples into lists: compare through one JSON round trip
     now = json.loads(json.dumps({k: v for k, v in asdict(recipe).items() if k not in _BUDGET_FIELDS}))
-    changed = [f"{k.replace('_', '-')} {saved[k]!r} -> {now[k]!r}" for k in now if saved[k] != now[k]]
-    if changed:
+    changed = {k: f"{k.replace('_', '-')} {saved[k]!r} -> {now[k]!r}" for k in now if saved[k] != now[k]}
+    harmless = []
+    if "medium_score" in changed and not state["medium_reached"]:
+        if all(e[2] < now["medium_score"] for e in state["evals"]):
+            harmless.append("medium_score")
+    if "learning_starts" in changed and state["steps"] >= max(saved["learning_starts"], now["learning_starts"]):
+        harmless.append("learning_starts")
+    refused = [v for k, v in changed.items() if k not in harmless]
+    if refused:
         raise ValueError(
-            f"work directory {state_file.parent} holds a run made with another recipe ({'; '.join(changed)}); "
+            f"work directory {state_file.parent} holds a run made with another recipe ({'; '.join(refused)}); "
             "use the old settings or another --out"
         )
+    for k in harmless:
+        log = state.setdefault("recipe_changes", [])
+        if not any(c[1] == changed[k] for c in log):
+            log.append([state["steps"], changed[k]])
+        if k == "medium_score":  # the new stopping rule governs from here on
+            state["recipe"][k] = now[k]  # learning_starts keeps the value the run was made with
     return state
 
 
