@@ -52,6 +52,7 @@ def main() -> None:
     from icml26.behaviorgeo.data import glove_vectors, vocabulary
     from icml26.behaviorgeo.geometry import row_cosine
     from icml26.behaviorgeo.lm import DTYPES, load_lm, parse_associates
+    from icml26.behaviorgeo.lmexp import fa_tuning_cues
     from icml26.behaviorgeo.runner import run_fa_fast
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -63,8 +64,7 @@ def main() -> None:
     vocab = vocabulary(1060)
     model, tok = load_lm("smollm2", dtype=DTYPES["bfloat16"])
     S_glove = row_cosine(glove_vectors(vocab)[0])
-    rng = np.random.default_rng(2026)
-    cues = sorted(rng.choice(len(vocab), size=args.cues, replace=False))
+    cues = fa_tuning_cues(len(vocab), args.cues)  # the claims keep these cues out of their evaluation words
     sub = [vocab[i] for i in cues]
     iu = np.triu_indices(len(vocab), k=1)
     rows = []

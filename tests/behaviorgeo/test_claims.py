@@ -149,6 +149,9 @@ def test_real_model_claims_read_a_known_truth_both_ways(monkeypatch):
     m = res.measured
     assert res.verdict == "holds" and m["bootstrap 95% CI low of held-out RSA FC - FA (words)"] > 0.02
     assert claims.lm_fc_beats_fa(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "fails"
+    pos = claims.lm_fc_beats_fa(Scale.SMALL, 0, Arm.POSITIVE).measured  # planted at the bar + 2 s.e.
+    se = pos["bootstrap s.e. of the model's FC - FA (selection words)"]
+    assert se > 0 and pos["positive's planted FC - FA on the selection words (bar + 2 s.e.)"] == 0.02 + 2 * se
     gain = claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0)
     assert gain.verdict == "holds"
     assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0, Arm.NEGATIVE).verdict == "fails"
@@ -162,3 +165,22 @@ def test_real_model_claims_read_a_known_truth_both_ways(monkeypatch):
     assert claims.lm_fc_beats_fa(Scale.SMALL, 0).verdict == "fails"
     assert claims.lm_behaviour_predicts_held_out(Scale.SMALL, 0).verdict == "fails"
     assert claims.layer_profile_v5(Scale.SMALL, 0).verdict == "not-measured"
+
+
+def test_lm_fc_beats_fa_never_evaluates_on_the_fa_tuning_cues():
+    """Free association's sampling was tuned on 100 cues' behaviour: the v4 split puts every one of them in the
+    selection half, and the two halves are disjoint, cover the answered words and differ in size by at most one."""
+    from icml26.behaviorgeo import claims
+    from icml26.behaviorgeo.lmexp import fa_tuning_cues
+
+    V = 1060
+    answered = np.random.default_rng(0).random(V) > 0.02
+    lm = {"answered_fc": answered, "answered_fa_a": np.ones(V, bool), "answered_fa_b": np.ones(V, bool)}
+    tuned = fa_tuning_cues()
+    assert len(tuned) == 100 and len(set(tuned)) == 100 and tuned.max() < V
+    splits = [claims._lm_split(lm, seed) for seed in range(3)]
+    for sel, ev in splits:
+        assert not np.isin(ev, tuned).any() and np.isin(tuned[answered[tuned]], sel).all()
+        assert np.array_equal(np.union1d(sel, ev), np.flatnonzero(answered)) and not np.intersect1d(sel, ev).size
+        assert abs(len(sel) - len(ev)) <= 1
+    assert not np.array_equal(splits[0][1], splits[1][1])  # a seed draws its own split

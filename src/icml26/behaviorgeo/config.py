@@ -30,6 +30,12 @@ class Config:
     lm_fa_runs: int = 16
     lm_dtype: str = "bfloat16"  # the trials' weights (hidden states are float32)
     lm_fa_tokens: int = 16
+    # FA's sampling and parsing, tuned on behaviour alone (benchmarks/behaviorgeo_fa_tuning.py: vocabulary
+    # associates per run, 100 cues, no hidden state): temperature 0.7, nucleus 0.9, multi-word associates counted
+    # by their content word -- 1.17 vocabulary associates a run against 0.26 at temperature 1 / whole items
+    lm_fa_temperature: float = 0.7
+    lm_fa_top_p: float = 0.9
+    lm_fa_content_words: bool = True
     lm_batch: int = 32
     lm_boot: int = 200  # paired bootstrap resamples of the evaluation words
     lm_permutations: int = 100  # label permutations for the layer-profile floor

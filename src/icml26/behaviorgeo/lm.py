@@ -506,8 +506,8 @@ def parse_associates(text: str, index: dict[str, int], n_assoc: int = 5) -> tupl
 
 def content_word(item: str, index: dict[str, int]) -> str:
     """A multi-word associate's last word when that (or its singular) is a vocabulary word ("kitchen table" ->
-    "table"); any other item unchanged. The content-word parsing of free association (reported beside the
-    whole-item parsing the claims judge)."""
+    "table"); any other item unchanged. The content-word parsing of free association (judged by
+    lm-fc-beats-fa-v4; the whole-item parsing is reported beside it)."""
     if item in index or " " not in item:
         return item
     last = item.rsplit(" ", 1)[1]

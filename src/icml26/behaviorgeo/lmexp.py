@@ -28,6 +28,17 @@ from icml26.behaviorgeo.geometry import count_matrix, hidden_similarity, ppmi, r
 STRATEGIES_V2 = ("task-fc", "averaged", "task-fa")
 
 
+#: The free-association tuning's cues (``benchmarks/behaviorgeo_fa_tuning.py``): 100 of the 1,060 nouns drawn on
+#: the stream 2026. FA's sampling was chosen on their behaviour, so lm-fc-beats-fa-v4 never evaluates on them.
+FA_TUNING_STREAM, FA_TUNING_CUES = 2026, 100
+
+
+def fa_tuning_cues(n_vocab: int = 1060, n: int = FA_TUNING_CUES) -> np.ndarray:
+    """Indices of the cues free association was tuned on (sorted)."""
+    rng = np.random.default_rng(FA_TUNING_STREAM)
+    return np.sort(rng.choice(n_vocab, size=min(n, n_vocab), replace=False))
+
+
 def behaviour_similarity(cues: np.ndarray, picks: np.ndarray, n_words: int) -> np.ndarray:
     """Forced-choice geometry from picks: counts -> PPMI -> row cosine (V, V)."""
     return row_cosine(ppmi(count_matrix(np.repeat(cues, picks.shape[1]), picks.ravel(), n_words)))
@@ -122,10 +133,14 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
 
 @functools.lru_cache(maxsize=2)
 def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int, model_name: str = "smollm2",
-                    batch: int = 32, dtype: str = "float32") -> dict:  # fmt: skip
+                    batch: int = 32, dtype: str = "float32", fa_temperature: float = 1.0, fa_top_p: float = 1.0,
+                    fa_content_words: bool = False) -> dict:  # fmt: skip
     """SmolLM2's trials (resumable stores in the user cache), hidden states and baselines on ``n_words`` nouns.
     The trials run with the weights in ``dtype`` (a bfloat16 store is named ``...-bf16``); hidden states are
-    always float32.
+    always float32. Free association samples at ``fa_temperature`` from the nucleus of mass ``fa_top_p`` (a
+    store away from 1 / 1 is named ``...-t<T>-p<P>``); with ``fa_content_words`` its associates are parsed by
+    content word (:func:`~icml26.behaviorgeo.lm.content_word`) in both halves, and the whole-item parsing of
+    the first half is kept for the report (``S_fa_a_other_parse``), and vice versa.
     Forced choice is scored calibrated (``run_fc_fast(calibrate=True)``): uncalibrated, 38 % of SmolLM2's picks
     went to the first-listed candidate and its picks matched GloVe's top 2 at 1.19 x chance (2,120 trials)."""
     import torch
@@ -151,8 +166,10 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
                      trials_per_cue=fc_per_cue, batch=batch, scoring="sum", calibrate=True)  # fmt: skip
     seconds["fc"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    fa = run_fa_fast(model, tok, vocab, runs / f"fa-fast-{tag}-r{fa_runs}", model_name=model_name, runs=fa_runs,
-                     batch=2 * batch, max_new_tokens=fa_tokens)  # fmt: skip
+    sampling = "" if (fa_temperature, fa_top_p) == (1.0, 1.0) else f"-t{fa_temperature:g}-p{fa_top_p:g}"
+    fa = run_fa_fast(model, tok, vocab, runs / f"fa-fast-{tag}-r{fa_runs}{sampling}", model_name=model_name,
+                     runs=fa_runs, batch=2 * batch, max_new_tokens=fa_tokens, temperature=fa_temperature,
+                     top_p=fa_top_p)  # fmt: skip
     seconds["fa"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if dtype != "float32":
@@ -169,15 +186,15 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
     if not np.array_equal(fc.trial.to_numpy(), design):
         raise RuntimeError("the forced-choice store does not hold the design's trials")
     B_fc, st_fc = trial_counts(fc, vocab, "fc")
+    by_content = fa.assign(associates=["|".join(content_word(w, index) for w in a.split("|")) if a else a
+                                       for a in fa.associates])  # fmt: skip
+    judged, other = (by_content, fa) if fa_content_words else (fa, by_content)
     halves = {}
     for name, half in (("fa_a", 0), ("fa_b", 1)):
-        part = fa[(fa.run % fa_runs) % 2 == half]  # even runs of a cue vs odd runs: two independent halves
+        part = judged[(fa.run % fa_runs) % 2 == half]  # even runs of a cue vs odd runs: two independent halves
         B, st = trial_counts(part, vocab, "fa", open_responses=True)
         halves[name] = (row_cosine(ppmi(B)), st, np.asarray(B.sum(1)).ravel() > 0)
-    content = fa[(fa.run % fa_runs) % 2 == 0]  # the first half again, multi-word associates by their content word
-    content = content.assign(associates=["|".join(content_word(w, index) for w in a.split("|")) if a else a
-                                         for a in content.associates])  # fmt: skip
-    B_content, st_content = trial_counts(content, vocab, "fa", open_responses=True)
+    B_other, st_other = trial_counts(other[(fa.run % fa_runs) % 2 == 0], vocab, "fa", open_responses=True)
     glove, missing = glove_vectors(vocab)
     S_glove = row_cosine(glove)
     same_cat = np.mean([CATEGORY_OF.get(vocab[p]) == CATEGORY_OF.get(vocab[c]) for c, p in
@@ -191,8 +208,10 @@ def load_experiment(n_words: int, fc_per_cue: int, fa_runs: int, fa_tokens: int,
         "answered_fc": np.asarray(B_fc.sum(1)).ravel() > 0,
         "S_fa_a": halves["fa_a"][0],
         "S_fa_b": halves["fa_b"][0],
-        "S_fa_a_content": row_cosine(ppmi(B_content)),
-        "stats_fa_a_content": st_content,
+        "S_fa_a_other_parse": row_cosine(ppmi(B_other)),  # the first half under the parsing not judged
+        "stats_fa_a_other_parse": st_other,
+        "fa_parse": "content word" if fa_content_words else "whole item",
+        "fa_sampling": {"temperature": fa_temperature, "top_p": fa_top_p},
         "answered_fa_a": halves["fa_a"][2],
         "answered_fa_b": halves["fa_b"][2],
         "stats_fc": st_fc,
