@@ -51,6 +51,12 @@ def test_tuning_picks_the_best_validation_point_within_the_budget():
         C._tuned("smoke", 0, "so2", score="E")
 
 
+def test_grid_edge_says_whether_a_chosen_rate_is_bracketed():
+    lrs = (3e-3, 1e-2, 3e-2, 1e-1)
+    assert [C.grid_edge(lr, lrs) for lr in lrs] == [-1, 0, 0, 1]
+    assert C.grid_edge(1e-2, (1e-2,)) == 1  # a one-point grid brackets nothing
+
+
 def test_validation_frames_are_not_train_or_test_frames():
     val = C._validation("smoke")
     train, test = C._split("smoke", C.TUNED_SEEDS)
@@ -69,6 +75,13 @@ def test_tuned_tp_positive_plants_the_gain_on_the_negatives_pair():
     assert (neg["TP replicate (A/A) tuned lr"], neg["TP replicate (A/A) tuned channels"]) == (lr_r, ch_r)
     claim = C.so2_beats_tuned_tp(Scale.SMOKE, 0).measured
     assert claim["params ours / TP"] <= 1.0
+    for name, lr in (
+        ("SO(2)", "SO(2) tuned lr"),
+        ("TP", "TP tuned lr"),
+        ("TP replicate (A/A)", "TP replicate (A/A) tuned lr"),
+    ):
+        edge = claim[f"{name} tuned lr at grid edge (-1 low, 0 interior, +1 top)"]
+        assert edge == C.grid_edge(claim[lr], C.PRESETS["smoke"].tune_lrs)
 
 
 def test_mace_learns_forces_that_are_the_energy_gradient():
@@ -180,4 +193,5 @@ def test_scaling_tuned_positive_plants_the_scaling_on_the_negatives_replicates()
         assert neg[key] != 0.0  # independent replicates in every slot
     claim = C.scaling_tuned(Scale.SMOKE, 0).measured
     lrs = C.PRESETS["smoke"].tune_lrs
-    assert all(claim[k] in lrs for k in claim if k.startswith("tuned lr"))
+    assert all(claim[k] in lrs for k in claim if k.startswith("tuned lr,"))
+    assert sum(k.startswith("tuned lr at grid edge") for k in claim) == 4  # one per cell
