@@ -197,3 +197,12 @@ def test_run_takes_a_dtype_and_refuses_an_unknown_one(tmp_path, capsys):
                    capsys, match="dtype")  # fmt: skip
     _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--dtype", "float16", "--out", str(tmp_path / "x")], capsys,
                    [tmp_path / "x"], "--dtype")  # fmt: skip
+
+
+@pytest.mark.slow  # inductor compiles C++ kernels
+def test_run_compile_fuses_the_model_and_still_writes_its_trials(tmp_path, capsys):
+    out, js = tmp_path / "fc", tmp_path / "fc.json"
+    argv = ["behaviorgeo", "run", "--model", "tiny", "--vocab", "20", "--paradigm", "fc", "--compile", "--max-trials",
+            "3", "--out", str(out), "--json", str(js)]  # fmt: skip
+    assert icml26_main(argv) == 0
+    assert json.loads(js.read_text())["trials"] == 3 and "3 new trials" in capsys.readouterr().out

@@ -196,3 +196,25 @@ def test_dtype_names_resolve():
     assert resolve_dtype("auto", "cpu") in (torch.float32, torch.bfloat16)
     with pytest.raises(ValueError, match="dtype"):
         resolve_dtype("float16")
+
+
+def test_compile_elementwise_refuses_a_model_without_norms_or_mlps():
+    from icml26.behaviorgeo.runner import compile_elementwise
+
+    with pytest.raises(ValueError, match="no RMSNorm / MLP"):
+        compile_elementwise(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+
+
+@pytest.mark.slow  # inductor compiles C++ kernels: ~30 s cold on one core
+def test_compiled_elementwise_kernels_score_like_the_eager_model():
+    """compile_elementwise fuses every RMSNorm and MLP (float32: the same scores to rounding, the same picks)."""
+    from icml26.behaviorgeo.runner import compile_elementwise
+
+    eager, tok = split_lm(WORDS, seed=3)
+    fused = compile_elementwise(split_lm(WORDS, seed=3)[0])
+    names = [type(m).__name__ for m in fused.modules()]
+    assert names.count("OptimizedModule") == 2 * 2 + 1 + 2  # 2 norms a layer, the final norm, 2 MLPs
+    a = run_fc_fast(eager, tok, WORDS, None, batch=4, max_trials=6, calibrate=True)
+    b = run_fc_fast(fused, tok, WORDS, None, batch=3, max_trials=6, calibrate=True)  # another width: no recompile
+    assert list(a.pick1) == list(b.pick1) and list(a.pick2) == list(b.pick2)
+    np.testing.assert_allclose(b[["logp1", "logp2"]].to_numpy(), a[["logp1", "logp2"]].to_numpy(), atol=1e-4)

@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--out", type=Path, help="new trial store folder to create (must not exist)")
     where.add_argument("--resume", type=Path, help="an existing trial store to continue (same configuration)")
     add_json_argument(r, "the trial and response counts")
+    r.add_argument("--compile", action="store_true",
+                   help="fuse each layer's element-wise work (RMSNorm, the SiLU-gated MLP) with torch.compile "
+                   "(needs a C++ compiler; compiles for 10-60 s first; benchmarks/behaviorgeo_fused.py)")  # fmt: skip
     add_device_arguments(r, default_threads=1)  # the fastest on a small CPU
 
     c = sub.add_parser(
@@ -152,6 +155,10 @@ def _run(args) -> int:
     dtype = resolve_dtype(args.dtype, device)
     model, tok = load_lm(args.model, vocab, dtype=dtype)
     model = model.to(device)
+    if args.compile:
+        from icml26.behaviorgeo.runner import compile_elementwise
+
+        compile_elementwise(model)
     speed: dict = {}
     common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
               "chat": not args.plain_prompt, "progress": None, "stats": speed}  # fmt: skip
