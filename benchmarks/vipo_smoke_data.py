@@ -1,12 +1,13 @@
 """Ship a smoke-size D4RL-like '<task>-medium' set and its medium actor into ``src/icml26/vipo/data``.
 
     icml26 vipo dataset --env halfcheetah --kind medium --transitions 50000 --out /tmp/halfcheetah-medium
-    python benchmarks/vipo_smoke_data.py /tmp/halfcheetah-medium.work [--checkpoint sac_40000.zip]
+    python benchmarks/vipo_smoke_data.py /tmp/halfcheetah-medium.work [--checkpoint sac_40000.zip] [--name NAME]
 
 Reads the SAC run of ``icml26 vipo dataset`` (its ``.work`` directory: ``state.json`` and the checkpoints), takes
 its medium checkpoint (or ``--checkpoint``), exports the actor (``<task>-medium-actor.pt``), collects 4,000
 transitions of its stochastic actions (seed 0), writes them as a Minari data set (``<task>-medium-smoke``) and
-fills the task's behaviour line and checksum into ``src/icml26/vipo/data/README.md``.
+fills the task's behaviour line and checksum into ``src/icml26/vipo/data/README.md``. ``--name`` ships a further
+behaviour beside the one the claims read (``NAME-actor.pt``, ``NAME-smoke``; its lines are added to the README).
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ def main() -> None:
     p.add_argument("work", type=Path, help="the .work directory of 'icml26 vipo dataset'")
     p.add_argument("--checkpoint", help="SAC checkpoint file name inside WORK (default: the run's medium one)")
     p.add_argument("--transitions", type=int, default=4000)
+    p.add_argument("--name", help="file stem of the shipped actor and smoke set (default: <task>-medium)")
     args = p.parse_args()
     torch.set_num_threads(1)
     state = json.loads((args.work / "state.json").read_text())
     task, env_id = state["task"], TASKS[state["task"]]
     title = {"hopper": "Hopper", "halfcheetah": "HalfCheetah", "walker2d": "Walker2d"}[task]
-    actor_file = DEST / f"{task}-medium-actor.pt"
+    name = args.name or f"{task}-medium"
+    actor_file = DEST / f"{name}-actor.pt"
     ck = args.checkpoint or state["medium"]
     steps, ret, norm = next(e for e in state["evals"] if f"sac_{e[0]}.zip" == ck)
     reached = bool(state["medium_reached"]) and ck == state["medium"]
@@ -48,25 +51,29 @@ def main() -> None:
     episodes = collect(policy, env_id, args.transitions, seed=0, show_progress=False)
     full = [float(e["rewards"].sum()) for e in episodes if e["terminations"][-1] or len(e["rewards"]) == 1000]
     mean = float(np.mean(full))
-    out = DEST / f"{task}-medium-smoke"
+    out = DEST / f"{name}-smoke"
     shutil.rmtree(out, ignore_errors=True)
     lo, hi = D4RL_REF[task]
-    write_minari(out, episodes, env_id, f"icml26/{task}-medium-smoke-v0",
+    write_minari(out, episodes, env_id, f"icml26/{name}-smoke-v0",
                  {"task": task, "kind": "medium", "seed": 0, "env": env_id, "ref_min_score": lo,
                   "ref_max_score": hi, "behaviour_return_mean": mean,
                   "behaviour_normalised": float(normalised(task, mean)), "sac_steps": steps,
                   "medium_reached": reached,
                   "d4rl_like": "generated locally with D4RL's recipe on Gymnasium v5 -- not D4RL data"})  # fmt: skip
     digest = hashlib.sha256((out / "data" / "main_data.hdf5").read_bytes()).hexdigest()
+    key = f"{title} behaviour" + ("" if name == f"{task}-medium" else f" (`{name}`)")
     line = (
-        f"{title} behaviour: SAC after {steps:,} environment steps (evaluation return {ret:.0f}, D4RL-normalised "
+        f"{key}: SAC after {steps:,} environment steps (evaluation return {ret:.0f}, D4RL-normalised "
         f"{norm:.1f}; medium target {state['recipe']['medium_score']:g} "
         f"{'reached' if reached else 'NOT reached within the budget: the best checkpoint'}); the shipped "
         f"{len(full)} complete episodes return {mean:.0f} on average (normalised {normalised(task, mean):.1f})."
     )
     readme = (DEST / "README.md").read_text()
-    readme = re.sub(rf"^{title} behaviour: .*$", line.replace("\\", "\\\\"), readme, flags=re.M)
-    readme = re.sub(rf"(sha256 of `{task}-medium-smoke/data/main_data.hdf5`: `)[^`]*(`)", rf"\g<1>{digest}\g<2>",
+    check = f"sha256 of `{name}-smoke/data/main_data.hdf5`: `{digest}`"
+    if re.search(rf"^{re.escape(key)}: ", readme, flags=re.M) is None:  # a new behaviour: its two lines go in
+        readme = readme.replace("\nRegenerate ", f"\n{line}\n\n{check}\n\nRegenerate ", 1)
+    readme = re.sub(rf"^{re.escape(key)}: .*$", line.replace("\\", "\\\\"), readme, flags=re.M)
+    readme = re.sub(rf"(sha256 of `{name}-smoke/data/main_data.hdf5`: `)[^`]*(`)", rf"\g<1>{digest}\g<2>",
                     readme)  # fmt: skip
     (DEST / "README.md").write_text(readme)
     print(line, "sha256", digest)

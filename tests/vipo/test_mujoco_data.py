@@ -165,14 +165,16 @@ def test_dataset_verb_writes_minari_and_hdf5(tmp_path, capsys):
     _fails_cleanly(["train", "--dataset", str(tmp_path), "--out", str(tmp_path / "p.pt")], capsys, "not a Minari")
 
 
-@pytest.mark.parametrize(("task", "env_id", "ref_max"), [("hopper", "Hopper-v5", 3234.3),
-                                                         ("halfcheetah", "HalfCheetah-v5", 12135.0)])  # fmt: skip
-def test_shipped_smoke_dataset_matches_its_checksum(task, env_id, ref_max):
-    """The smoke-size '<task>-medium' sets in the package: load as Minari, checksum as in data/README.md."""
-    smoke = SMOKE.parent / f"{task}-medium-smoke"
+@pytest.mark.parametrize(("name", "env_id", "ref_max"), [("hopper-medium", "Hopper-v5", 3234.3),
+                                                         ("halfcheetah-medium", "HalfCheetah-v5", 12135.0),
+                                                         ("hopper-medium-sac110k", "Hopper-v5", 3234.3)])  # fmt: skip
+def test_shipped_smoke_dataset_matches_its_checksum(name, env_id, ref_max):
+    """The smoke-size medium sets in the package: load as Minari, checksum as in data/README.md."""
+    smoke = SMOKE.parent / f"{name}-smoke"
     readme = (SMOKE.parent / "README.md").read_text()
     digest = hashlib.sha256((smoke / "data" / "main_data.hdf5").read_bytes()).hexdigest()
-    assert f"`{task}-medium-smoke/data/main_data.hdf5`: `{digest}`" in readme
+    assert f"`{name}-smoke/data/main_data.hdf5`: `{digest}`" in readme
+    assert (SMOKE.parent / f"{name}-actor.pt").is_file()
     data = load_dataset(smoke, env_id)
     meta = data["meta"]
     assert meta["kind"] == "medium" and meta["ref_max_score"] == ref_max and meta["env"] == env_id
