@@ -123,3 +123,30 @@ def test_length_buckets_cover_each_example_once_per_epoch_in_similar_length_batc
     spread = np.mean([float(lengths[b].max() - lengths[b].min()) for b in epoch])
     assert spread < 20  # random batches of 8 from 1..39 span about 30 tokens
     assert len(next(_length_buckets(lengths[:5], 8, torch.Generator()))) == 5  # fewer than a batch: one batch
+
+
+def test_length_sorted_prediction_returns_each_text_its_own_answer_in_input_order():
+    """``predict`` scores texts in length-sorted batches (each padded to its own longest text): the answers come back
+    in the input order and equal those of scoring every text alone."""
+    from icml26.smoothspike.train import _forward_sorted
+
+    model = load_minilm(1, n_outputs=2, max_len=24, rotation="hadamard").eval()
+    texts = ["a long and rather tedious affair with no end", "good .", "bad", "an honest , moving film", "fine ."]
+    ids, mask = (torch.from_numpy(a) for a in Tokenizer().encode(texts, None, 24))
+    with torch.no_grad():
+        alone = torch.cat([model(ids[i : i + 1, : int(mask[i].sum())], mask[i : i + 1, : int(mask[i].sum())])
+                           for i in range(len(texts))])  # fmt: skip
+        torch.testing.assert_close(_forward_sorted(model, ids, mask, batch=2), alone, atol=1e-5, rtol=0)
+    task = TextTask("sst2", texts, np.zeros(len(texts), dtype=np.int64), ("0", "1"))
+    assert predict(model, task, Tokenizer(), batch=2).tolist() == alone.argmax(1).tolist()
+
+
+def test_balanced_class_weights_make_each_class_weigh_the_same():
+    from icml26.smoothspike.train import _class_weights
+
+    y = torch.tensor([0, 0, 0, 1])
+    w = _class_weights(y, 3)  # class 2 absent: weight 0
+    torch.testing.assert_close(w, torch.tensor([4 / 9, 4 / 3, 0.0]))
+    assert float(w[0] * 3) == pytest.approx(float(w[1] * 1))  # each present class carries the same total weight
+    with pytest.raises(ValueError, match="class_weight must be None or 'balanced'"):
+        FinetuneConfig(class_weight="inverse")

@@ -40,12 +40,17 @@ class FinetuneConfig:
     # (1 - kd_weight) CE(y) + kd_weight tau^2 KL(softmax(teacher / tau) || softmax(student / tau))
     kd_weight: float = 0.5
     kd_temperature: float = 2.0
+    # "balanced": the cross-entropy weights each class by n / (classes x n_class) of the training labels, so a
+    # skewed task (CoLA: 70 % acceptable) does not settle on its majority class; None: plain cross-entropy
+    class_weight: str | None = None
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch < 1 or not self.lr > 0 or self.weight_decay < 0 or self.warmup < 0:
             raise ValueError(f"invalid fine-tuning settings {self}")
         if not 0 <= self.kd_weight <= 1 or not self.kd_temperature > 0:
             raise ValueError(f"kd_weight must be in [0, 1] and kd_temperature > 0; got {self}")
+        if self.class_weight not in (None, "balanced"):
+            raise ValueError(f"class_weight must be None or 'balanced'; got {self.class_weight!r}")
 
 
 def build_model(
@@ -112,17 +117,25 @@ def _length_buckets(lengths: torch.Tensor, batch: int, gen: torch.Generator, chu
             yield out[j]
 
 
-def _loss(out: torch.Tensor, y: torch.Tensor, regression: bool) -> torch.Tensor:
+def _loss(out: torch.Tensor, y: torch.Tensor, regression: bool, weight: torch.Tensor | None = None) -> torch.Tensor:
     if regression:
         return torch.nn.functional.mse_loss(out[:, 0], y)
-    return torch.nn.functional.cross_entropy(out, y)
+    return torch.nn.functional.cross_entropy(out, y, weight=weight)
 
 
-def _kd_loss(out: torch.Tensor, y: torch.Tensor, teacher: torch.Tensor, cfg: FinetuneConfig) -> torch.Tensor:
+def _class_weights(y: torch.Tensor, n_classes: int) -> torch.Tensor:
+    """n / (classes x n_c) per class c of the labels ``y`` (a class absent from ``y`` gets weight 0)."""
+    counts = torch.bincount(y, minlength=n_classes).float()
+    return torch.where(counts > 0, len(y) / (n_classes * counts.clamp(min=1)), torch.zeros_like(counts))
+
+
+def _kd_loss(out: torch.Tensor, y: torch.Tensor, teacher: torch.Tensor, cfg: FinetuneConfig,
+             weight: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
     tau = cfg.kd_temperature
     kl = torch.nn.functional.kl_div(torch.log_softmax(out / tau, -1), torch.log_softmax(teacher / tau, -1),
                                     log_target=True, reduction="batchmean")  # fmt: skip
-    return (1 - cfg.kd_weight) * torch.nn.functional.cross_entropy(out, y) + cfg.kd_weight * tau**2 * kl
+    ce = torch.nn.functional.cross_entropy(out, y, weight=weight)
+    return (1 - cfg.kd_weight) * ce + cfg.kd_weight * tau**2 * kl
 
 
 def finetune(
@@ -150,6 +163,7 @@ def finetune(
                          f"got {tuple(teacher.shape)}")  # fmt: skip
     ids, mask, y = _tensors(task, tok, _max_len(model))
     t_logits = None if teacher is None else torch.as_tensor(teacher, dtype=torch.float32)
+    weight = _class_weights(y, n_out) if cfg.class_weight == "balanced" and not task.regression else None
     params = [p for name, p in model.named_parameters() if not (cfg.freeze_embeddings and name == "word.weight")]
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(cfg.warmup, 1)))
@@ -160,9 +174,9 @@ def finetune(
         idx = next(batches)
         out = model(*_trim(ids[idx], mask[idx]))
         if t_logits is None:
-            loss = _loss(out, y[idx], task.regression)
+            loss = _loss(out, y[idx], task.regression, weight)
         else:
-            loss = _kd_loss(out, y[idx], t_logits[idx], cfg)
+            loss = _kd_loss(out, y[idx], t_logits[idx], cfg, weight)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -209,22 +223,30 @@ def finetune_select(
 def teacher_logits(model: torch.nn.Module, task: TextTask, tok: Tokenizer, batch: int = 128) -> np.ndarray:
     """(N, classes) logits of a (teacher) model on the task's texts."""
     ids, mask, _ = _tensors(task, tok, _max_len(model))
-    model.eval()
+    model.eval()  # in the texts' own order (not length-sorted): the distillation targets of the judged runs
     return torch.cat([model(*_trim(ids[i : i + batch], mask[i : i + batch]))
                       for i in range(0, len(ids), batch)]).numpy()  # fmt: skip
 
 
 @torch.no_grad()
 def predict(
-    model: torch.nn.Module, task: TextTask, tok: Tokenizer, batch: int = 128, max_len: int | None = None
+    model: torch.nn.Module, task: TextTask, tok: Tokenizer, batch: int = 32, max_len: int | None = None
 ) -> np.ndarray:
     """Class indices (classification) or scores (regression); texts cut to ``max_len`` tokens (default: the
     model's maximum)."""
     ids, mask, _ = _tensors(task, tok, max_len or _max_len(model))
-    model.eval()
-    outs = [model(*_trim(ids[i : i + batch], mask[i : i + batch])) for i in range(0, len(ids), batch)]
-    out = torch.cat(outs)
+    out = _forward_sorted(model, ids, mask, batch)
     return out[:, 0].numpy() if task.regression else out.argmax(1).numpy()
+
+
+def _forward_sorted(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, batch: int) -> torch.Tensor:
+    """(N, outputs) of ``model`` on (N, L) ids and mask, in batches of texts sorted by length (each batch padded
+    to its own longest text, :func:`_trim`, so a corpus of mixed lengths such as RTE's pairs is not padded to its
+    longest one), returned in the input order."""
+    model.eval()
+    order = torch.argsort(mask.sum(1), stable=True)
+    out = torch.cat([model(*_trim(ids[idx], mask[idx])) for idx in order.split(batch)])  # sorted order
+    return out[torch.argsort(order)]
 
 
 def evaluate(model: SpikingEncoder, task: TextTask, tok: Tokenizer) -> dict[str, float]:
