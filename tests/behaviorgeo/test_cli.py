@@ -206,3 +206,36 @@ def test_run_compile_fuses_the_model_and_still_writes_its_trials(tmp_path, capsy
             "3", "--out", str(out), "--json", str(js)]  # fmt: skip
     assert icml26_main(argv) == 0
     assert json.loads(js.read_text())["trials"] == 3 and "3 new trials" in capsys.readouterr().out
+
+
+def test_run_cue_ranges_split_the_design_into_stores_that_concatenate(tmp_path, capsys):
+    import pandas as pd
+
+    from icml26.behaviorgeo.data import vocabulary
+    from icml26.behaviorgeo.lm import TrialStore
+
+    def trials(folder):
+        return TrialStore(folder, json.loads((folder / "config.json").read_text())).read()
+
+    for paradigm, key, extra in (("fc", "trial", ["--trials-per-cue", "2"]), ("fa", "run", ["--runs", "2"])):
+        base = ["behaviorgeo", "run", *TINY, "--paradigm", paradigm, *extra]
+        assert icml26_main([*base, "--out", str(tmp_path / f"{paradigm}-all")]) == 0
+        assert icml26_main([*base, "--cues", "0:12", "--out", str(tmp_path / f"{paradigm}-a")]) == 0
+        assert icml26_main([*base, "--cues", "12:20", "--out", str(tmp_path / f"{paradigm}-b")]) == 0
+        whole = trials(tmp_path / f"{paradigm}-all").sort_values(key)
+        parts = pd.concat([trials(tmp_path / f"{paradigm}-a"), trials(tmp_path / f"{paradigm}-b")]).sort_values(key)
+        assert list(parts[key]) == list(whole[key])  # the same trial ids, each once
+        assert set(trials(tmp_path / f"{paradigm}-b").cue) == set(vocabulary(20)[12:])
+        if paradigm == "fc":  # scoring is deterministic: the same picks
+            assert list(parts.pick1) == list(whole.pick1)
+    # a resumed ranged store keeps its range; another range is refused
+    assert icml26_main(["behaviorgeo", "run", *TINY, "--paradigm", "fc", "--trials-per-cue", "2", "--cues", "12:20",
+                        "--resume", str(tmp_path / "fc-b")]) == 0  # fmt: skip
+    capsys.readouterr()
+    _fails_cleanly(["run", *TINY, "--paradigm", "fc", "--trials-per-cue", "2", "--cues", "0:20", "--resume",
+                    str(tmp_path / "fc-b")], capsys, [], "cues")  # fmt: skip
+    for bad, what in (("5:5", "START:STOP"), ("a:3", "START:STOP"), ("7", "START:STOP"), ("0:21", "past")):
+        _fails_cleanly(["run", *TINY, "--paradigm", "fa", "--cues", bad, "--out", str(tmp_path / "x")], capsys,
+                       [tmp_path / "x"], what)  # fmt: skip
+    _fails_cleanly(["run", "--model", "tiny", "--paradigm", "fa", "--vocab-v5", "--vocab-file", str(tmp_path / "v"),
+                    "--out", str(tmp_path / "x")], capsys, [tmp_path / "x"], "not both")  # fmt: skip

@@ -32,6 +32,13 @@ def _word(text: str) -> str:
     return text
 
 
+def _cue_range(text: str) -> tuple[int, int]:
+    start, sep, stop = str(text).partition(":")
+    if not sep or not start.strip().isdigit() or not stop.strip().isdigit() or int(start) >= int(stop):
+        raise argparse.ArgumentTypeError(f"expected START:STOP with 0 <= START < STOP (cue indices); got {text!r}")
+    return int(start), int(stop)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="icml26 behaviorgeo", description="Behavioural vs hidden-state semantic geometry.")
     sub = parser.add_subparsers(dest="verb", required=True)
@@ -57,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="vocabulary size: the first N of the shipped 1,060 nouns, then frequent wordfreq words",
     )
     r.add_argument("--vocab-file", type=Path, help="one word per line (instead of --vocab)")
+    r.add_argument("--vocab-v5", action="store_true",
+                   help="the 2,110-noun v5 vocabulary: the shipped 1,060 nouns, then the 1,050 of "
+                   "vocab/nouns_v5_new.txt (instead of --vocab)")  # fmt: skip
+    r.add_argument("--cues", type=_cue_range, metavar="START:STOP",
+                   help="run only the cues of index START..STOP-1 of the vocabulary (trial ids stay the whole "
+                   "design's, so stores of disjoint ranges concatenate); e.g. --vocab-v5 --cues 1060:2110")  # fmt: skip
     r.add_argument("--shuffles", type=bounded_int(1, 100), default=1,
                    help="FC: candidate shuffles per cue (each shows every other word once)")  # fmt: skip
     r.add_argument(
@@ -144,7 +157,16 @@ def _run(args) -> int:
     elif not (args.resume.is_dir() and (args.resume / "config.json").is_file()):
         raise ValueError(f"--resume {args.resume} is not a trial store written by 'icml26 behaviorgeo run'")
     store = args.out if args.out is not None else args.resume
-    vocab = read_vocabulary(args.vocab_file) if args.vocab_file is not None else vocabulary(args.vocab)
+    if args.vocab_file is not None and args.vocab_v5:
+        raise ValueError("give --vocab-file or --vocab-v5, not both")
+    if args.vocab_v5:
+        from icml26.behaviorgeo.data import extended_nouns
+
+        vocab = extended_nouns()
+    else:
+        vocab = read_vocabulary(args.vocab_file) if args.vocab_file is not None else vocabulary(args.vocab)
+    if args.cues is not None and args.cues[1] > len(vocab):
+        raise ValueError(f"--cues {args.cues[0]}:{args.cues[1]} reaches past the vocabulary's {len(vocab)} words")
     if args.paradigm == "fc" and len(vocab) < 17:
         raise ValueError(f"forced choice needs at least 17 words (cue + 16 candidates); got {len(vocab)}")
 
@@ -161,7 +183,7 @@ def _run(args) -> int:
         compile_elementwise(model)
     speed: dict = {}
     common = {"model_name": args.model, "batch": args.batch, "seed": args.seed, "max_trials": args.max_trials,
-              "chat": not args.plain_prompt, "progress": None, "stats": speed}  # fmt: skip
+              "chat": not args.plain_prompt, "progress": None, "stats": speed, "cues": args.cues}  # fmt: skip
     t0 = time.perf_counter()
     if args.paradigm == "fc":
         df = run_fc_fast(model, tok, vocab, store, shuffles=args.shuffles, trials_per_cue=args.trials_per_cue,

@@ -232,3 +232,62 @@ def glove_top2_share(lm: dict, picks: np.ndarray) -> float:
     sim = S[lm["cues"][:, None], lm["cands"]]  # (T, 16)
     top2 = np.take_along_axis(lm["cands"], np.argsort(-sim, axis=1, kind="stable")[:, :2], axis=1)  # (T, 2)
     return float(np.mean([np.isin(picks[t], top2[t]).mean() for t in range(len(picks))]))
+
+
+def extension_stores(model_name: str = "smollm2", dtype: str = "bfloat16", fc_per_cue: int = 4, fa_runs: int = 16,
+                     fa_temperature: float = 0.7, fa_top_p: float = 0.9) -> dict:  # fmt: skip
+    """The user-cache folders of the v5 vocabulary's new cues (:func:`collect_extension`): FC and FA stores over
+    the 2,110-word design restricted to cues 1,060..2,109; hidden states of the 1,050 new words alone (they are
+    per word, so they stack under the 1,060 words' cached ones)."""
+    from icml26.behaviorgeo.data import extended_nouns
+    from icml26.behaviorgeo.lm import cache_dir
+
+    words = extended_nouns()
+    n_old = len(words) - len(read_extension())
+    tag = f"{model_name}-{len(words)}w" + ("" if dtype == "float32" else "-bf16")
+    cues = f"cues{n_old}-{len(words)}"
+    runs = cache_dir() / "runs"
+    return {"runs": runs, "cues": (n_old, len(words)), "vocab": words,
+            "fc": runs / f"fc-fast-{tag}-k{fc_per_cue}-sum-cal-{cues}",
+            "fa": runs / f"fa-fast-{tag}-r{fa_runs}-t{fa_temperature:g}-p{fa_top_p:g}-{cues}"}  # fmt: skip
+
+
+def read_extension() -> list[str]:
+    """The 1,050 new words of the v5 vocabulary (``vocab/nouns_v5_new.txt``)."""
+    from icml26.behaviorgeo.data import EXTENSION_FILE, read_vocabulary
+
+    return read_vocabulary(EXTENSION_FILE)
+
+
+def collect_extension(stage: str, model_name: str = "smollm2", batch: int = 32, max_trials: int | None = None,
+                      progress: bool | None = None) -> dict:  # fmt: skip
+    """Collect (or resume) one stage of the v5 vocabulary's new cues with the judged stores' settings: ``fc`` =
+    4 calibrated FC trials per cue (summed answer log-probability, bfloat16, batch 32); ``fa`` = 16 runs per cue
+    at temperature 0.7 from the 0.9 nucleus, 16 tokens (bfloat16, batch 64); ``hidden`` = float32 hidden states
+    of the new words for every strategy of :data:`STRATEGIES_V2`. Returns the stage's counts and seconds."""
+    import torch
+
+    from icml26.behaviorgeo.lm import DTYPES, load_lm
+    from icml26.behaviorgeo.runner import cached_hidden_states, run_fa_fast, run_fc_fast
+
+    if stage not in ("fc", "fa", "hidden"):
+        raise ValueError(f"stage must be fc, fa or hidden; got {stage!r}")
+    torch.set_num_threads(1)
+    st = extension_stores(model_name)
+    t0, speed = time.perf_counter(), {}
+    if stage == "hidden":
+        model, tok = load_lm(model_name)  # float32, as the judged hidden states
+        shapes = {s: cached_hidden_states(model, tok, read_extension(), s, st["runs"], model_name).shape
+                  for s in STRATEGIES_V2}  # fmt: skip
+        return {"stage": stage, "shapes": shapes, "seconds": time.perf_counter() - t0}
+    model, tok = load_lm(model_name, dtype=DTYPES["bfloat16"])
+    common = {"model_name": model_name, "max_trials": max_trials, "progress": progress, "stats": speed,
+              "cues": st["cues"]}  # fmt: skip
+    if stage == "fc":
+        df = run_fc_fast(model, tok, st["vocab"], st["fc"], trials_per_cue=4, batch=batch, scoring="sum",
+                         calibrate=True, **common)  # fmt: skip
+    else:
+        df = run_fa_fast(model, tok, st["vocab"], st["fa"], runs=16, batch=2 * batch, max_new_tokens=16,
+                         temperature=0.7, top_p=0.9, **common)  # fmt: skip
+    return {"stage": stage, "store": str(st[stage]), "rows": len(df), "new": speed.get("trials", 0),
+            "seconds": time.perf_counter() - t0}  # fmt: skip

@@ -303,6 +303,16 @@ def _answer_tokens(tok, word: str) -> list[int]:
     return list(t)
 
 
+def _cue_range(cues: tuple[int, int] | None, n_words: int) -> tuple[int, int]:
+    """``(start, stop)`` of the cue indices to run, checked against the vocabulary (None: all)."""
+    if cues is None:
+        return 0, n_words
+    start, stop = (int(c) for c in cues)
+    if not 0 <= start < stop <= n_words:
+        raise ValueError(f"the cue range {start}:{stop} must satisfy 0 <= start < stop <= {n_words} (the vocabulary)")
+    return start, stop
+
+
 def fc_trial_indices(n_words: int, n_candidates: int, shuffles: int, trials_per_cue: int | None) -> np.ndarray:
     """Indices into :func:`~icml26.behaviorgeo.subject.fc_trials`'s design: all trials, or the first
     ``trials_per_cue`` of every cue (each a set of 16 of the cue's seeded shuffle; every cue equally often)."""
@@ -329,6 +339,7 @@ def run_fc_fast(
     calibrate: bool = False,
     progress: bool | None = False,
     stats: dict | None = None,
+    cues: tuple[int, int] | None = None,
 ):
     """Run (or resume) forced-choice trials by scoring; one row per trial (``trial, cue, candidates, pick1,
     pick2, logp1, logp2``; ``logp`` = the pick's summed answer log-probability under ``scoring``).
@@ -337,9 +348,13 @@ def run_fc_fast(
     second term read from a branch of the same row in which the cue is :data:`NULL_CUE` (the candidate list is
     the shared trunk): it removes the model's preference for a candidate whatever the cue -- its list
     position, its spelling, its frequency -- and leaves what the cue adds (``logp`` then holds this
-    difference)."""
+    difference).
+
+    ``cues = (start, stop)`` runs only the design's trials whose cue index lies in ``[start, stop)`` (trial ids
+    stay those of the whole vocabulary's design, so stores of disjoint cue ranges concatenate into one)."""
     import pandas as pd
 
+    ranged, (cue_lo, cue_hi) = cues is not None, _cue_range(cues, len(vocab))
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}")
     if n_candidates > len(LABELS):
@@ -363,11 +378,14 @@ def run_fc_fast(
               "n_candidates": n_candidates, "seed": seed, "chat": chat, "scoring": scoring,
               "calibrate": NULL_CUE if calibrate else False,
               "prompt": FC_FAST_LABEL_PROMPT if scoring == "label" else FC_FAST_PROMPT}  # fmt: skip
+    if ranged:  # stores of the whole design keep their config (and resume)
+        config["cues"] = [cue_lo, cue_hi]
     ts = TrialStore(store, _with_dtype(config, model)) if store is not None else None
     if ts is not None:
         ts.write_vocab(vocab)
     done = ts.done("trial") if ts is not None else set()
     design = fc_trial_indices(len(vocab), n_candidates, shuffles, trials_per_cue)
+    design = design[(cues[design] >= cue_lo) & (cues[design] < cue_hi)]
     if max_trials is not None:
         design = design[:max_trials]
     todo = [int(t) for t in design if int(t) not in done]
@@ -479,13 +497,17 @@ def run_fa_fast(
     progress: bool | None = False,
     stats: dict | None = None,
     top_p: float = 1.0,
+    cues: tuple[int, int] | None = None,
 ):
     """Run (or resume) free-association runs by batched sampling on the shared prefix cache; one row per run
     (``run, cue, text, status, associates, n_in_vocab``). Each batch samples from a generator seeded by (seed,
     its first run), so a resumed store samples what an uninterrupted one would when ``batch`` is the same.
-    ``top_p`` < 1 samples from the nucleus (:func:`sample_fa_batch`)."""
+    ``top_p`` < 1 samples from the nucleus (:func:`sample_fa_batch`). ``cues = (start, stop)`` runs only the
+    cues of index in ``[start, stop)`` (run ids stay ``cue * runs + r``, so stores of disjoint ranges concatenate;
+    its batches start at other run ids than a whole run's, so they sample other, equally valid, associates)."""
     import pandas as pd
 
+    cue_lo, cue_hi = _cue_range(cues, len(vocab))
     if not 0 < temperature <= 100 or not np.isfinite(temperature):
         raise ValueError(f"temperature must be in (0, 100]; got {temperature}")
     if not 0 < top_p <= 1:
@@ -496,13 +518,17 @@ def run_fa_fast(
               "max_new_tokens": max_new_tokens, "temperature": temperature, "prompt": FA_FAST_PROMPT}  # fmt: skip
     if top_p < 1:  # stores sampled from the full softmax keep their config (and resume)
         config["top_p"] = top_p
+    if cues is not None:
+        config["cues"] = [cue_lo, cue_hi]
     ts = TrialStore(store, _with_dtype(config, model)) if store is not None else None
     if ts is not None:
         ts.write_vocab(vocab)
     done = ts.done("run") if ts is not None else set()
     cue_of = np.repeat(np.arange(len(vocab)), runs)
-    n_total = len(cue_of) if max_trials is None else min(max_trials, len(cue_of))
-    todo = [t for t in range(n_total) if t not in done]
+    wanted = np.flatnonzero((cue_of >= cue_lo) & (cue_of < cue_hi))
+    if max_trials is not None:
+        wanted = wanted[:max_trials]
+    todo = [int(t) for t in wanted if int(t) not in done]
     index = {w: i for i, w in enumerate(vocab)}
     stop = {i for i in (tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")) if isinstance(i, int)}
     stop.discard(tok.unk_token_id) if tok.unk_token_id is not None else None
