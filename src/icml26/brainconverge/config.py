@@ -47,6 +47,8 @@ class Config:
     lm_granger_maxlag: int = 2
     lm_planted_coupling: float = 0.6
     """real-granger's positive control: the lagged alignment increment added to performance's, in s.d. units"""
+    lm_shifts: int = 16
+    """story-free (circularly shifted) brains per reference set of the v3 real-brain claims"""
     alice_subjects: int = 28
     """listeners of the Alice fMRI data used (the first ones by id)"""
 
@@ -70,6 +72,7 @@ PRESETS = {
         lm_context=32,
         lm_traj_every=5,
         lm_granger_maxlag=1,
+        lm_shifts=32,
         alice_subjects=8,
     ),
     "small": Config(),
