@@ -11,6 +11,8 @@
   the unrotated Spikingformer-style baseline on each of SST-2, CoLA (Matthews) and RTE, and on average (paper:
   +8.2 GLUE points), paired over seeds; every model chooses its learning rate from one grid on a validation
   split, every task gets the same steps, batch and grid.
+- ``better-glue-cola-v2``: CoLA again, distilled from a teacher that learns CoLA (v1's predicted the majority class;
+  v2's recipe was chosen on CoLA's validation split), on a fresh seed stream.
 - ``learnable-vs-fixed-v2``: the learnable (Newton-Schulz) rotation scores higher than the fixed one.
 - ``fusion-is-exact-v1`` (by construction): folding H2/H3 (and H1's inner uses) into the weights leaves the
   logits unchanged and gives the baseline's parameter count and spike-driven operations (latency: benchmark).
@@ -262,11 +264,13 @@ def _finetune_config(cfg):
 
 
 @functools.lru_cache(maxsize=8)
-def _teacher(scale_value: str, task_name: str) -> dict:
+def _teacher(scale_value: str, task_name: str, recipe: str = "v1") -> dict:
     """The non-spiking MiniLM-L6 fine-tuned on the task with the students' budget (its rate chosen from
     ``teacher_lrs`` on the validation split; seed 0, shared by every seed and arm): its logits on the training
-    texts (the students' distillation targets) and its dev score (the reference ceiling)."""
+    texts (the students' distillation targets) and its dev score (the reference ceiling). ``recipe="cola-v2"``:
+    better-glue-cola-v2's teacher (``cola_teacher_*`` of the preset: more steps, class-balanced cross-entropy)."""
     import time
+    from dataclasses import replace
 
     from icml26.smoothspike.data import Tokenizer, glue_score, task_metrics
     from icml26.smoothspike.model import MiniLMClassifier
@@ -278,8 +282,13 @@ def _teacher(scale_value: str, task_name: str) -> dict:
     max_len = cfg.glue_max_len[("sst2", "cola", "rte").index(task_name)]
     tok = _cached(Tokenizer)
     t0 = time.perf_counter()
+    fc, lrs = _finetune_config(cfg), cfg.teacher_lrs
+    if recipe == "cola-v2":
+        fc = replace(fc, steps=cfg.cola_teacher_steps, warmup=max(1, cfg.cola_teacher_steps // 10),
+                     class_weight=cfg.cola_teacher_class_weight)  # fmt: skip
+        lrs = (cfg.cola_teacher_lr,)
     model, lr, _ = finetune_select(lambda: MiniLMClassifier(cfg.teacher_layers, 2, max_len, seed=0), train, val,
-                                   tok, _finetune_config(cfg), cfg.teacher_lrs, seed=0)  # fmt: skip
+                                   tok, fc, lrs, seed=0)  # fmt: skip
     seconds = time.perf_counter() - t0
     return {
         "logits": teacher_logits(model, train, tok),
@@ -290,13 +299,15 @@ def _teacher(scale_value: str, task_name: str) -> dict:
 
 
 @functools.lru_cache(maxsize=128)  # predictions and probe numbers only (not the models): every arm shares them
-def _trained(scale_value: str, seed: int, task_name: str, rotation: str, partner: bool = False) -> dict:
+def _trained(scale_value: str, seed: int, task_name: str, rotation: str, partner: bool = False,
+             recipe: str = "v1") -> dict:  # fmt: skip
     """One spiking student of the GLUE claims, as its dev labels, predictions, GLUE score and probe numbers. Every
     student holds MiniLM-L6's first ``glue_layers`` layers (rotated ones in the rotated parameterisation of the
     same weights, :func:`unfuse`), distils the MiniLM teacher's logits, and chooses its learning rate from the
     same grid on the validation split. Model and batch seeds are ``2000 + seed`` (v4's stream); ``partner=True``
     is an A/A partner: the same initialisation (head, rotation signs) with its own batch order (``3000 + seed``),
-    while the claims' pairs share both."""
+    while the claims' pairs share both. ``recipe="cola-v2"``: distilled from that recipe's teacher, on a fresh
+    seed stream (``5000 + seed``; partners ``6000 + seed``)."""
     import time
 
     from icml26.smoothspike.data import Tokenizer, glue_score, task_metrics
@@ -307,14 +318,14 @@ def _trained(scale_value: str, seed: int, task_name: str, rotation: str, partner
     train, val, test = _glue_split(scale_value, task_name)
     max_len = cfg.glue_max_len[("sst2", "cola", "rte").index(task_name)]
     tok = _cached(Tokenizer)
-    s = 2000 + seed  # v4's seed stream (exploratory runs used seed 0)
+    s = (5000 if recipe == "cola-v2" else 2000) + seed  # v4's seed stream (exploratory runs used seed 0)
 
     def make():
         return build_model("minilm", rotation=rotation, n_outputs=2, seed=s, max_len=max_len, layers=cfg.glue_layers)
 
     start = _rotation_matrices(make())
     t0 = time.perf_counter()
-    teacher = _teacher(scale_value, task_name)["logits"]
+    teacher = _teacher(scale_value, task_name, recipe)["logits"]
     model, lr, val_scores = finetune_select(make, train, val, tok, _finetune_config(cfg), cfg.glue_lrs,
                                             s + 1000 * partner, teacher)  # fmt: skip
     seconds = time.perf_counter() - t0
@@ -367,14 +378,16 @@ def _handicapped(task: str, pred: np.ndarray, labels: np.ndarray, points: float,
 GLUE_METRIC = {"sst2": "accuracy", "cola": "matthews", "rte": "accuracy"}
 
 
-def _glue_pair(scale: Scale, seed: int, ours: tuple[str, bool], theirs: str, tasks, plant: float | None):
+def _glue_pair(scale: Scale, seed: int, ours: tuple[str, bool], theirs: str, tasks, plant: float | None,
+               recipe: str = "v1"):  # fmt: skip
     """Per task: (our score, their score, our run, their run); ``ours`` = (rotation, A/A partner?); ``plant``
     handicaps their answers by that many points (the positive controls)."""
     from icml26.smoothspike.data import TextTask, glue_score, task_metrics
 
     out = {}
     for t in tasks:
-        a, b = _trained(scale.value, seed, t, *ours), _trained(scale.value, seed, t, theirs)
+        a = _trained(scale.value, seed, t, *ours, recipe=recipe)
+        b = _trained(scale.value, seed, t, theirs, recipe=recipe)
         their_score = b["score"]
         if plant is not None:
             worse = _handicapped(t, b["pred"], b["labels"], plant, np.random.default_rng([seed, 82]))
@@ -401,11 +414,11 @@ GLUE_POSITIVE = (
 )
 
 
-def _glue_result(scale: Scale, seed: int, arm: Arm, tasks: tuple[str, ...]) -> ClaimResult:
+def _glue_result(scale: Scale, seed: int, arm: Arm, tasks: tuple[str, ...], recipe: str = "v1") -> ClaimResult:
     """The GLUE comparison on ``tasks``, shared by the per-task claims and the average: SmoothSpike (or, in the
     controls, the baseline's A/A partner) against the baseline, per task and averaged."""
     ours = ("hadamard", False) if arm is Arm.CLAIM else ("none", True)
-    runs = _glue_pair(scale, seed, ours, "none", tasks, PAPER_GAIN_PT if arm is Arm.POSITIVE else None)
+    runs = _glue_pair(scale, seed, ours, "none", tasks, PAPER_GAIN_PT if arm is Arm.POSITIVE else None, recipe)
     measured, baselines = {}, {}
     gains = {t: r[0] - r[1] for t, r in runs.items()}
     measured[GAIN_KEY] = float(np.mean(list(gains.values())))
@@ -416,7 +429,7 @@ def _glue_result(scale: Scale, seed: int, arm: Arm, tasks: tuple[str, ...]) -> C
         measured[f"train seconds per model (all rates), {t}"] = a["seconds"]
         baselines[f"baseline {GLUE_NAMES[t]} [pt]"] = theirs_score
         baselines[f"baseline lr, {t}"] = b["lr"]
-        baselines[f"MiniLM ANN teacher (ceiling) {GLUE_NAMES[t]} [pt]"] = _teacher(scale.value, t)["score"]
+        baselines[f"MiniLM ANN teacher (ceiling) {GLUE_NAMES[t]} [pt]"] = _teacher(scale.value, t, recipe)["score"]
         baselines[f"chance (majority class) {GLUE_NAMES[t]} [pt]"] = (
             0.0 if t == "cola" else 100 * float(np.bincount(b["labels"]).max() / len(b["labels"]))
         )
@@ -467,6 +480,24 @@ def _glue_task_claim(task: str, metric: str):
 better_glue_sst2 = _glue_task_claim("sst2", "accuracy")
 better_glue_cola = _glue_task_claim("cola", "Matthews correlation")
 better_glue_rte = _glue_task_claim("rte", "accuracy")
+
+
+@claim(
+    "smoothspike/better-glue-cola-v2",
+    statement=f"{GLUE_RECIPE}, in Matthews correlation x 100 on the CoLA dev set, with a teacher that learns CoLA: "
+    "v1's teacher predicted the majority class, v2's is fine-tuned for 500 steps at lr 1e-4 with class-balanced "
+    "cross-entropy (the best of a recipe search on CoLA's validation split, Matthews 0.154 there); the students' "
+    "budget is unchanged, the seed stream fresh (5000 + seed) (paired over seeds, gain > 0 points)",
+    paper="GLUE average 66.8 (Spikingformer baseline) -> 75.0 (SmoothSpike), +8.2 points (no per-task gains in our "
+    "notes)",
+    control=GLUE_CONTROL,
+    positive=GLUE_POSITIVE,
+    mechanisms=("smoothing",),
+    judge=Interval(f"GLUE gain, {GLUE_NAMES['cola']} [pt]", above=0.0, discrete=True),
+)
+def better_glue_cola_v2(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    """SmoothSpike - baseline on CoLA, distilled from the CoLA-v2 teacher."""
+    return _glue_result(scale, seed, arm, ("cola",), recipe="cola-v2")
 
 
 @claim(
@@ -739,6 +770,7 @@ CLAIMS = [  # the costly homogenisation statistics last
     bound_holds,
     better_glue_sst2,
     better_glue_cola,
+    better_glue_cola_v2,
     better_glue_rte,
     better_glue,
     learnable_vs_fixed,
