@@ -20,7 +20,13 @@ Four parts, all on v4's word splits (stream ``seed + 2000``; the 100 FA-tuning c
    trials per word -- the plant needs no model run, so trial counts never collected can be measured; its own
    stream ``seed + 4000`` (``seed + 3000`` is left fresh for a future claim);
 4. the same plant (4 trials) judged on random quarters and halves of the evaluation words: how the s.e. falls
-   with the number of words.
+   with the number of words;
+5. cross-fitting, the planned v5 measurement (added after 1-4, before any v5 data): each seed's split judged
+   both ways -- fold 1 selects the layers on the selection half and evaluates the evaluation half (v4), fold 2
+   swaps the roles, the FA-tuning cues staying on the selection side in both folds (never evaluated) -- and the
+   two folds' held-out FC - FA averaged; its paired bootstrap resamples each fold's evaluation words
+   independently. Measured for the 4-trial plant and the model's FC on the 1,060 words, then predicted for the
+   2,110-word vocabulary by part 4's log-log slope (evaluation words doubled).
 """
 
 from __future__ import annotations
@@ -168,6 +174,40 @@ def main() -> None:
         "log-log slope of se_diff on evaluation words": slope,
         "evaluation words for se_diff < required": float(n_ev[-1] * (se_w[-1] / need) ** (-1 / slope)),
     }
+
+    # 5. cross-fitting: both folds, roles swapped, averaged
+    from icml26.behaviorgeo.lmexp import fa_tuning_cues
+
+    tuned = fa_tuning_cues(V)
+
+    def crossfit(S, seed):
+        sel_w, ev_w = splits[seed]
+        folds = [(pairs[seed][0], pairs[seed][1], ev_w)]
+        ev2 = sel_w[~np.isin(sel_w, tuned)]  # the selection half's untuned words, evaluated in fold 2
+        sel2 = np.union1d(ev_w, sel_w[np.isin(sel_w, tuned)])
+        folds.append((PairSet(sel2, H), PairSet(ev2, H), ev2))
+        diffs, boots = [], []
+        for f, (sel, ev, words) in enumerate(folds):
+            r, layer = C._held_out_peak(S, sel, ev)
+            r_ref, layer_ref = C._held_out_peak(S_fa, sel, ev)
+            Cb = bootstrap_counts(len(words), cfg.lm_boot, [seed + 4000, 17, f])
+            diffs.append(r - r_ref)
+            boots.append(rsa_boot(S, layer, words, Cb) - rsa_boot(S_fa, layer_ref, words, Cb))
+        d = 0.5 * (boots[0] + boots[1])
+        return {"diff": float(np.mean(diffs)), "fold 1 diff": diffs[0], "fold 2 diff": diffs[1],
+                "evaluation words": float(len(ev_w) + len(folds[1][2])), "se_diff": float(d.std(ddof=1)),
+                "fold 1 se_diff": float(boots[0].std(ddof=1)), "fold 2 se_diff": float(boots[1].std(ddof=1)),
+                "low": float(np.quantile(d, 0.025))}  # fmt: skip
+
+    report["cross-fitting (both folds averaged)"] = {
+        "plant (4 trials)": summary([crossfit(plants4[s], s) for s in seeds]),
+        "model FC (4 trials)": summary([crossfit(lm["S_fc"], s) for s in seeds]),
+    }
+    se_cf = report["cross-fitting (both folds averaged)"]["plant (4 trials)"]["se_diff"]
+    report["cross-fitting (both folds averaged)"]["predicted plant se_diff on 2,110 words (words x 2)"] = float(
+        se_cf * 2.0**slope
+    )
+    print("cross-fitting", json.dumps(report["cross-fitting (both folds averaged)"], indent=1), flush=True)
     report["seconds"] = time.perf_counter() - t0
     write_json(args.out, report)
     print(json.dumps({k: report[k] for k in ("fit se_diff^2 = a + b / k", "words scaling")}, indent=1))
