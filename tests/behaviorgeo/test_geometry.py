@@ -165,3 +165,32 @@ def test_bad_inputs_give_one_clear_value_error(call, match):
     with pytest.raises(ValueError, match=match) as err:
         call()
     assert len(str(err.value).splitlines()) == 1
+
+
+def test_crossfit_folds_swap_roles_and_never_evaluate_the_held_back_words():
+    from icml26.behaviorgeo.lmexp import crossfit_folds
+
+    (s1, e1), (s2, e2) = crossfit_folds(np.arange(0, 10), np.arange(10, 20), never_evaluated=[3, 12])
+    assert list(e1) == [w for w in range(10, 20) if w != 12] and list(e2) == [w for w in range(10) if w != 3]
+    assert 12 in s1 and 3 in s2 and not np.intersect1d(s1, e1).size and not np.intersect1d(s2, e2).size
+    with pytest.raises(ValueError, match="overlap"):
+        crossfit_folds([1, 2], [2, 3])
+
+
+def test_crossfit_difference_finds_a_planted_gap_and_not_an_aa_one():
+    from icml26.behaviorgeo.geometry import row_cosine
+    from icml26.behaviorgeo.lmexp import crossfit_difference, crossfit_folds
+
+    rng = np.random.default_rng(0)
+    V = 120
+    hidden = [row_cosine(rng.normal(size=(V, 8))) for _ in range(3)]  # (V, V) per layer
+    noise = [row_cosine(rng.normal(size=(V, 8))) for _ in range(3)]
+    strong = hidden[1] + 0.5 * noise[0]  # follows layer 1
+    weak_a, weak_b = hidden[1] + 3.0 * noise[1], hidden[1] + 3.0 * noise[2]  # an A/A pair, weaker
+    perm = rng.permutation(V)
+    folds = crossfit_folds(perm[: V // 2], perm[V // 2 :], never_evaluated=perm[:5])
+    gap = crossfit_difference(strong, weak_a, hidden, folds, n_boot=100, seed=1)
+    assert gap["layers"][0][0] == gap["layers"][1][0] == 1
+    assert np.quantile(gap["boot"], 0.025) > 0 and gap["diff"] == pytest.approx(np.mean(gap["fold_diffs"]))
+    aa = crossfit_difference(weak_a, weak_b, hidden, folds, n_boot=100, seed=1)
+    assert np.quantile(aa["boot"], 0.025) < 0 < np.quantile(aa["boot"], 0.975)

@@ -19,9 +19,9 @@ import numpy as np
 
 __all__ = [
     "CONCRETE_NOUNS",
+    "extended_nouns",
     "glove_vectors",
     "human_norms",
-    "extended_nouns",
     "minilm_vectors",
     "validate",
     "validate_similarity",

@@ -291,3 +291,33 @@ def collect_extension(stage: str, model_name: str = "smollm2", batch: int = 32, 
                          temperature=0.7, top_p=0.9, **common)  # fmt: skip
     return {"stage": stage, "store": str(st[stage]), "rows": len(df), "new": speed.get("trials", 0),
             "seconds": time.perf_counter() - t0}  # fmt: skip
+
+
+def crossfit_folds(selection: np.ndarray, evaluation: np.ndarray,
+                   never_evaluated: np.ndarray = ()) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """The two folds of a cross-fitted word split, as (selection words, evaluation words): the split as given,
+    then with the roles swapped; words of ``never_evaluated`` (the FA-tuning cues) stay on the selection side
+    of both folds."""
+    sel, ev, out = (np.asarray(x, dtype=np.int64) for x in (selection, evaluation, never_evaluated))
+    if np.intersect1d(sel, ev).size:
+        raise ValueError("the selection and evaluation words of a split overlap")
+    return [(np.union1d(a, b[np.isin(b, out)]), np.sort(b[~np.isin(b, out)])) for a, b in ((sel, ev), (ev, sel))]
+
+
+def crossfit_difference(A: np.ndarray, B: np.ndarray, hidden: list[np.ndarray],
+                        folds: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int) -> dict:  # fmt: skip
+    """Cross-fitted held-out RSA(A) - RSA(B) (the planned lm-fc-beats-fa-v5 measurement): in each fold, each
+    geometry at the layer where it aligns best on the fold's selection words, compared on its evaluation words;
+    the folds' differences averaged. The paired bootstrap resamples each fold's evaluation words independently
+    (the same resamples for A and B) and averages the folds: ``boot`` (n_boot,)."""
+    diffs, boots, layers = [], [], []
+    for f, (sel_w, ev_w) in enumerate(folds):
+        sel, ev = PairSet(sel_w, hidden), PairSet(ev_w, hidden)
+        la, lb = int(np.argmax(sel.profile(A))), int(np.argmax(sel.profile(B)))
+        diffs.append(float(ev.profile(A)[la] - ev.profile(B)[lb]))
+        C = bootstrap_counts(len(ev_w), n_boot, [seed, 17, f])
+        boots.append(
+            bootstrap_profiles(A, [hidden[la]], ev_w, C)[:, 0] - bootstrap_profiles(B, [hidden[lb]], ev_w, C)[:, 0]
+        )
+        layers.append((la, lb))
+    return {"diff": float(np.mean(diffs)), "fold_diffs": diffs, "layers": layers, "boot": np.mean(boots, axis=0)}
