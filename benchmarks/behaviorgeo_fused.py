@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -29,16 +30,8 @@ from icml26.behaviorgeo.data import vocabulary
 from icml26.behaviorgeo.lm import load_lm
 from icml26.behaviorgeo.runner import compile_elementwise, run_fc_fast
 
-
-def matmul_gflops(m: int, k: int, n: int, dtype: torch.dtype, repeats: int = 7) -> float:
-    a, b = torch.randn(m, k, dtype=dtype), torch.randn(k, n, dtype=dtype)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(5):
-            a @ b
-        best = min(best, (time.perf_counter() - t0) / 5)
-    return 2 * m * k * n / best / 1e9
+sys.path.insert(0, str(Path(__file__).parent))
+from behaviorgeo_runner import matmul_gflops  # the same compute-bound probe as the runner benchmark
 
 
 def main() -> None:
