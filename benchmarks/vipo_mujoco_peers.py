@@ -133,7 +133,7 @@ def main() -> None:
     algos = args.algos.split(",")
     for task in args.tasks.split(","):
         for k in (int(x) for x in args.seeds.split(",")):
-            data = C._task_data("small", task, k + C.RETURN_SEEDS)
+            data = C._task_data("small", task, k + C.RETURN_SEEDS, "v1")
             if task not in speed:  # throughput on the first seed's data
                 speed[task] = {"MOPO step (ours) [ms]": mopo_step_ms(data, task, args.throughput_steps)}
                 for name, cfg in d3rlpy_algos().items():

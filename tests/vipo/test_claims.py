@@ -132,3 +132,34 @@ def test_mujoco_return_claim_arms_at_smoke():
             and probe[f"prediction shift VIPO / A/A {task}"] > 0
         )
     assert C.RETURN_PLANT == pytest.approx(1.5 * C.RETURN_BAR)
+
+
+def test_v2_mujoco_claims_read_the_real_medium_hopper_on_their_own_seeds():
+    """The v2 claims read Hopper's real-medium set (the v1s keep the low-medium one), on a seed stream no other
+    claim uses; their arms are v1's: A/A on its own seeds, positive = that A/A arm with the effect planted; the v2
+    probe reports the paper's recipe ('before') next to ours ('after') on both tasks."""
+    assert C.DATA_VERSIONS["v1"]["hopper"] == "hopper-medium"
+    assert C.DATA_VERSIONS["v2"]["hopper"] == "hopper-medium-sac120k"
+    assert len({C.V2_SEEDS, C.HOPPER_SEEDS, C.RETURN_SEEDS, C.FRESH_SEEDS, C.AA_STREAM}) == 5
+    low, real = (C._task_data("smoke", "hopper", 0, v) for v in ("v1", "v2"))
+    assert real["rewards"].mean() > low["rewards"].mean()  # the medium policy hops forward, the low one falls
+    key = "policy-state error VIPO / NLL"
+    neg = C.more_accurate_model_hopper_v2(Scale.SMOKE, 0, Arm.NEGATIVE).measured[key]
+    pos = C.more_accurate_model_hopper_v2(Scale.SMOKE, 0, Arm.POSITIVE).measured[key]
+    assert neg != 1.0 and pos == pytest.approx(0.85 * neg)
+    assert neg != C.more_accurate_model_hopper(Scale.SMOKE, 0, Arm.NEGATIVE).measured[key]  # not v1's data
+    key = "score MOPO+VIPO - MOPO (mean over tasks)"
+    neg_r = C.improves_return_mujoco_v2(Scale.SMOKE, 0, Arm.NEGATIVE)
+    pos_r = C.improves_return_mujoco_v2(Scale.SMOKE, 0, Arm.POSITIVE)
+    assert pos_r.measured[key] == pytest.approx(neg_r.measured[key] + C.RETURN_PLANT)
+    claim = C.improves_return_mujoco_v2(Scale.SMOKE, 0)
+    for task in C.RETURN_TASKS:  # per-task MOPO vs MOPO+VIPO for the README
+        assert np.isfinite(claim.measured[f"score MOPO+VIPO {task}"]) and np.isfinite(
+            claim.baselines[f"score MOPO {task}"]
+        )
+    probe = C.value_term_mujoco_v2(Scale.SMOKE, 0)
+    assert probe["value-term-mujoco-v2"] == min(probe["share hopper"], probe["share halfcheetah"])
+    for task in C.RETURN_TASKS:
+        assert probe[f"share {task}, paper's recipe (phi = 1e-4, no warm-up)"] < probe[f"share {task}"]
+        assert probe[f"policy-state error paper's recipe / NLL {task}"] > 0
+        assert probe[f"policy-state error NLL (A/A) / NLL {task}"] != 1.0
