@@ -167,7 +167,8 @@ def test_dataset_verb_writes_minari_and_hdf5(tmp_path, capsys):
 
 @pytest.mark.parametrize(("name", "env_id", "ref_max"), [("hopper-medium", "Hopper-v5", 3234.3),
                                                          ("halfcheetah-medium", "HalfCheetah-v5", 12135.0),
-                                                         ("hopper-medium-sac120k", "Hopper-v5", 3234.3)])  # fmt: skip
+                                                         ("hopper-medium-sac120k", "Hopper-v5", 3234.3),
+                                                         ("walker2d-medium", "Walker2d-v5", 4592.3)])  # fmt: skip
 def test_shipped_smoke_dataset_matches_its_checksum(name, env_id, ref_max):
     """The smoke-size medium sets in the package: load as Minari, checksum as in data/README.md."""
     smoke = SMOKE.parent / f"{name}-smoke"
