@@ -163,3 +163,15 @@ def test_v2_mujoco_claims_read_the_real_medium_hopper_on_their_own_seeds():
         assert probe[f"share {task}, paper's recipe (phi = 1e-4, no warm-up)"] < probe[f"share {task}"]
         assert probe[f"policy-state error paper's recipe / NLL {task}"] > 0
         assert probe[f"policy-state error NLL (A/A) / NLL {task}"] != 1.0
+
+
+def test_mobile_mujoco_claim_reads_the_v2_ensembles_through_mobile():
+    """MOBILE(+VIPO) on the v2 data: its own runs (not MOPO's scores relabelled), the same arms and plant."""
+    key = "score MOBILE+VIPO - MOBILE (mean over tasks)"
+    neg = C.improves_return_mobile_mujoco(Scale.SMOKE, 0, Arm.NEGATIVE)
+    pos = C.improves_return_mobile_mujoco(Scale.SMOKE, 0, Arm.POSITIVE)
+    assert pos.measured[key] == pytest.approx(neg.measured[key] + C.RETURN_PLANT)
+    mopo = C.improves_return_mujoco_v2(Scale.SMOKE, 0, Arm.NEGATIVE)
+    assert [neg.baselines[f"score MOBILE {t}"] for t in C.RETURN_TASKS] != [
+        mopo.baselines[f"score MOPO {t}"] for t in C.RETURN_TASKS
+    ]
