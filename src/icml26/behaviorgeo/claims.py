@@ -294,6 +294,8 @@ def behaviour_predicts_held_out(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -
 LM_STREAM = 1000
 LM_STREAM_V4 = 2000
 LM_PLANT_SE = 2.0  # lm-fc-beats-fa-v4's positive: planted at the bar + this many bootstrap s.e. (fixed before)
+LM_STREAM_V5 = 3000  # lm-fc-beats-fa-v5's stream (never drawn before it)
+LM_PLANT_V5 = 1.5  # lm-fc-beats-fa-v5's positive: planted at this many times the bar on each fold's selection words
 LM_BAR_FC_FA = 0.02  # RSA points by which FC must beat FA (held-out words)
 LM_BAR_DR2 = 0.005  # held-out R^2 that FC must add to GloVe + MiniLM
 LM_BETAS = tuple(float(b) for b in np.logspace(0, 3, 49))  # the positive controls' decisiveness grid (1 .. 1000)
@@ -344,21 +346,23 @@ def _ci(x: np.ndarray) -> tuple[float, float]:
 
 
 def _planted_fc(lm: dict, S_source: np.ndarray, seed: int, score, target: float,
-                betas: tuple[float, ...] = LM_BETAS, stream: int = LM_STREAM) -> tuple[np.ndarray, float]:  # fmt: skip
+                betas: tuple[float, ...] = LM_BETAS, stream: int = LM_STREAM,
+                key: tuple = ()) -> tuple[np.ndarray, float]:  # fmt: skip
     """The positive controls' subject: it answers the model's own FC trials by a Luce choice on ``S_source``
     (a similarity of the model's hidden states). Its decisiveness is the beta of ``betas`` whose
     ``score(S)`` -- on data the judged number does not use, for picks of a calibration stream -- first reaches
-    ``target``; the returned geometry is drawn afresh with that beta (its own stream)."""
+    ``target``; the returned geometry is drawn afresh with that beta (its own stream; ``key`` tells apart
+    subjects calibrated on one seed, e.g. one per cross-fitting fold)."""
     from icml26.behaviorgeo.lmexp import behaviour_similarity, simulated_picks
 
     V, s = len(lm["vocab"]), seed + stream
     beta = betas[-1]
     for k, b in enumerate(betas):
-        picks = simulated_picks(S_source, lm["cues"], lm["cands"], b, [s, 71, k])
+        picks = simulated_picks(S_source, lm["cues"], lm["cands"], b, [s, 71, *key, k])
         if score(behaviour_similarity(lm["cues"], picks, V)) >= target:
             beta = b
             break
-    picks = simulated_picks(S_source, lm["cues"], lm["cands"], beta, [s, 73])
+    picks = simulated_picks(S_source, lm["cues"], lm["cands"], beta, [s, 73, *key])
     return behaviour_similarity(lm["cues"], picks, V), beta
 
 
@@ -491,6 +495,141 @@ def lm_fc_beats_fa(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult
         paper={**PAPER_RSA, "FC vs FA": "forced choice aligns substantially more (abstract)"},
         reason="" if holds else f"held-out RSA FC - FA {diff:+.4f}, bootstrap 95% CI over words [{lo:+.3f}, {hi:+.3f}]",
         figures={"rsa-by-layer-smollm2": fig},
+    )
+
+
+def _lm_v5(scale: Scale) -> dict:
+    """The 2,110-noun experiment merged from SmolLM2's stores (:func:`~icml26.behaviorgeo.lmexp.load_experiment_v5`);
+    at smoke the same collection and merge on the tiny random model (its answers are noise)."""
+    from icml26.behaviorgeo import lmexp
+
+    return lmexp.tiny_experiment_v5() if PRESETS[scale.value].lm_model is None else lmexp.load_experiment_v5()
+
+
+def _crossfit_split(lm: dict, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """v4's split on the stream ``seed + LM_STREAM_V5``: the words answered in FC and in both FA halves, half of
+    them (drawn from the words that were not FA-tuning cues) evaluated; then both folds, roles swapped, the
+    FA-tuning cues on the selection side of both (:func:`~icml26.behaviorgeo.lmexp.crossfit_folds`)."""
+    from icml26.behaviorgeo.lmexp import crossfit_folds, fa_tuning_cues
+
+    tuned = fa_tuning_cues()
+    keep = np.flatnonzero(lm["answered_fc"] & lm["answered_fa_a"] & lm["answered_fa_b"])
+    untuned = keep[~np.isin(keep, tuned)]
+    ev = np.random.default_rng([seed + LM_STREAM_V5, 49]).choice(untuned, size=len(keep) - len(keep) // 2,
+                                                                   replace=False)  # fmt: skip
+    return crossfit_folds(np.setdiff1d(keep, ev), np.sort(ev), never_evaluated=tuned)
+
+
+@claim(
+    "behaviorgeo/lm-fc-beats-fa-v5",
+    statement="On SmolLM2-135M-Instruct over 2,110 nouns (the 1,060 of v4 and 1,050 concrete nouns chosen by a "
+    "rule fixed before any trial on them; weights in bfloat16; 4 forced-choice trials of 16 candidates per cue "
+    "from the whole 2,110-word design, summed answer log-probabilities calibrated by a content-free cue; free "
+    "association tuned on behaviour alone: 8 runs per cue at temperature 0.7 from the 0.9 nucleus, multi-word "
+    "associates counted by their content word, 8 more as the A/A twin), the RSA between forced-choice PPMI "
+    "geometry and the model's task-FC hidden-state geometry exceeds that of free association by more than 0.02 "
+    "on held-out words, cross-fitted: each seed's word split judged both ways (each geometry at the layer where "
+    "it aligns best on the fold's selection words, the FA-tuning cues never evaluated), the two folds' held-out "
+    "differences averaged; judged on the lower end of the paired 95 % bootstrap interval over each fold's "
+    "evaluation words (200 resamples), over seeds = word splits on the stream seed + 3000; bar fixed in v1, "
+    "design fixed before the merged data existed",
+    paper="abstract; Sec. 5: forced-choice behaviour aligns substantially more with hidden-state geometry than "
+    "free association (mean RSA .346-.463 vs .140-.199)",
+    control="A/A: free association's other 8, independently sampled runs of every cue (same sampling and parsing) "
+    "in forced choice's place (same folds, layer selection and bootstrap): the difference scatters around 0 and "
+    "the claim must fail",
+    positive="a simulated subject answering the model's own forced-choice trials (the same 2,110-word design) by "
+    "a Luce choice on the model's task-FC hidden-state similarity at half depth, its decisiveness set on each "
+    "fold's selection words (own calibration draws) so that it beats free association there by 1.5 x the bar "
+    "(0.03); measured and judged like the model's answers",
+    mechanisms=("lm-task-following",),
+    judge=Interval("bootstrap 95% CI low of cross-fitted held-out RSA FC - FA (words)", above=LM_BAR_FC_FA),
+)
+def lm_fc_beats_fa_v5(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
+    from icml26.behaviorgeo.lmexp import PairSet, crossfit_difference, fa_tuning_cues, glove_top2_share
+
+    lm = _lm_v5(scale)
+    cfg = PRESETS[scale.value]
+    s = seed + LM_STREAM_V5
+    folds = _crossfit_split(lm, seed)
+    H = lm["hidden"]["task-fc"]
+    S_fa = lm["S_fa_a"]
+    target = LM_PLANT_V5 * LM_BAR_FC_FA
+    betas = []
+    if arm is Arm.NEGATIVE:
+        S_fc = lm["S_fa_b"]
+    elif arm is Arm.POSITIVE:  # one subject per fold, calibrated on that fold's selection words only
+        S_fc = []
+        for f, (sel_w, _) in enumerate(folds):
+            sel = PairSet(sel_w, H)
+            rsa_fa_sel = float(sel.profile(S_fa).max())
+
+            def margin(S, sel=sel, ref=rsa_fa_sel) -> float:  # plant - FA on this fold's selection words
+                return float(sel.profile(S).max()) - ref
+
+            S_f, beta = _planted_fc(lm, H[len(H) // 2], seed, margin, target, stream=LM_STREAM_V5, key=(f,))
+            S_fc.append(S_f)
+            betas.append(beta)
+    else:
+        S_fc = lm["S_fc"]
+    out = crossfit_difference(S_fc, S_fa, H, folds, cfg.lm_boot, s)
+    lo, hi = _ci(out["boot"])
+    diff = out["diff"]
+    measured = {
+        "bootstrap 95% CI low of cross-fitted held-out RSA FC - FA (words)": lo,
+        "bootstrap 95% CI high of cross-fitted held-out RSA FC - FA (words)": hi,
+        "cross-fitted held-out RSA FC - FA (task-fc)": diff,
+        "bootstrap s.e. of cross-fitted FC - FA": float(np.std(out["boot"], ddof=1)),
+    }
+    for f, ((_, ev_w), (l_fc, l_fa)) in enumerate(zip(folds, out["layers"], strict=True)):
+        measured.update({
+            f"fold {f + 1}: held-out RSA FC - FA": out["fold_diffs"][f],
+            f"fold {f + 1}: held-out RSA FC": out["rsa_a"][f],
+            f"fold {f + 1}: held-out RSA FA": out["rsa_b"][f],
+            f"fold {f + 1}: FC layer (selected)": l_fc,
+            f"fold {f + 1}: FA layer (selected)": l_fa,
+            f"fold {f + 1}: evaluation words": len(ev_w),
+        })  # fmt: skip
+    for f, b in enumerate(betas):
+        measured[f"fold {f + 1}: planted subject beta"] = b
+    if arm is Arm.POSITIVE:
+        measured["positive's planted FC - FA on each fold's selection words (1.5 x bar)"] = target
+    if "S_glove" in lm:
+        for name in ("GloVe", "MiniLM"):
+            ref = crossfit_difference(lm[f"S_{name.lower()}"], S_fa, H, folds, 2, s)
+            measured[f"reported: cross-fitted held-out RSA {name} (task-fc)"] = float(np.mean(ref["rsa_a"]))
+        share = glove_top2_share(lm, lm["picks"])
+        measured["FC picks among GloVe's top 2 of 16, over chance (2,110-word design)"] = share / (2 / 16)
+    sel_w, ev_w = folds[0]
+    measured.update({
+        "words (answered in FC and both FA halves)": len(sel_w) + len(ev_w),
+        "evaluated words (both folds)": len(ev_w) + len(folds[1][1]),
+        "FA-tuning cues on the selection side (never evaluated)": int(np.isin(folds[1][0], fa_tuning_cues()).sum()),
+        "vocabulary": len(lm["vocab"]),
+        "FC trials": lm["stats_fc"]["trials"],
+        "FA runs (each half)": lm["stats_fa_a"]["trials"],
+        "FA associates counted (first half)": lm["stats_fa_a"]["responses"],
+        "FA associates outside the vocabulary (first half)": lm["stats_fa_a"]["out_of_vocabulary"],
+        "FA unparsable runs (first half)": lm["stats_fa_a"]["unparsable"],
+        "LM (0 = the tiny random test model, smoke)": float(cfg.lm_model is not None),
+    })  # fmt: skip
+    fig, ax = _figure()
+    depth = np.arange(len(H)) / max(len(H) - 1, 1)
+    ev = PairSet(ev_w, H)
+    fc_name = "forced choice" if arm is Arm.CLAIM else f"FC side ({arm.value})"
+    ax.plot(depth, ev.profile(S_fc[0] if isinstance(S_fc, list) else S_fc), label=fc_name)
+    ax.plot(depth, ev.profile(S_fa), label="free association (tuned)")
+    ax.set_xlabel("relative depth (task-fc states)")
+    ax.set_ylabel("RSA on fold 1's evaluation words")
+    ax.set_title(f"{'SmolLM2-135M-Instruct' if cfg.lm_model else 'tiny test model'}, {len(lm['vocab'])} words")
+    ax.legend(fontsize=7)
+    holds = lo > LM_BAR_FC_FA
+    return ClaimResult(
+        "holds" if holds else "fails",
+        measured=measured,
+        paper={**PAPER_RSA, "FC vs FA": "forced choice aligns substantially more (abstract)"},
+        reason="" if holds else f"cross-fitted FC - FA {diff:+.4f}, bootstrap 95% CI [{lo:+.3f}, {hi:+.3f}]",
+        figures={"rsa-by-layer-smollm2-2110w": fig},
     )
 
 
@@ -846,4 +985,11 @@ MEASURES = [
     MeasureCheck("held-out R^2 gain", _gain_check, null_band=(-0.01, 0.01), margin=0.01),
 ]
 MECHANISMS = [fc_joint_comparison, fa_frequency_bias, lm_task_following]
-CLAIMS = [fc_beats_fa, behaviour_predicts_held_out, lm_fc_beats_fa, lm_behaviour_predicts_held_out, layer_profile_v5]
+CLAIMS = [
+    fc_beats_fa,
+    behaviour_predicts_held_out,
+    lm_fc_beats_fa,
+    lm_fc_beats_fa_v5,
+    lm_behaviour_predicts_held_out,
+    layer_profile_v5,
+]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -306,18 +307,215 @@ def crossfit_folds(selection: np.ndarray, evaluation: np.ndarray,
 
 def crossfit_difference(A: np.ndarray, B: np.ndarray, hidden: list[np.ndarray],
                         folds: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int) -> dict:  # fmt: skip
-    """Cross-fitted held-out RSA(A) - RSA(B) (the planned lm-fc-beats-fa-v5 measurement): in each fold, each
+    """Cross-fitted held-out RSA(A) - RSA(B) (the lm-fc-beats-fa-v5 measurement): in each fold, each
     geometry at the layer where it aligns best on the fold's selection words, compared on its evaluation words;
     the folds' differences averaged. The paired bootstrap resamples each fold's evaluation words independently
-    (the same resamples for A and B) and averages the folds: ``boot`` (n_boot,)."""
-    diffs, boots, layers = [], [], []
+    (the same resamples for A and B) and averages the folds: ``boot`` (n_boot,). ``A`` may be a list with one
+    geometry per fold (a subject calibrated on each fold's selection words)."""
+    diffs, boots, layers, rsa_a, rsa_b = [], [], [], [], []
+    per_fold = isinstance(A, (list, tuple))
+    if per_fold and len(A) != len(folds):
+        raise ValueError(f"{len(A)} geometries for {len(folds)} folds")
     for f, (sel_w, ev_w) in enumerate(folds):
+        A_f = A[f] if per_fold else A
         sel, ev = PairSet(sel_w, hidden), PairSet(ev_w, hidden)
-        la, lb = int(np.argmax(sel.profile(A))), int(np.argmax(sel.profile(B)))
-        diffs.append(float(ev.profile(A)[la] - ev.profile(B)[lb]))
+        la, lb = int(np.argmax(sel.profile(A_f))), int(np.argmax(sel.profile(B)))
+        rsa_a.append(float(ev.profile(A_f)[la]))
+        rsa_b.append(float(ev.profile(B)[lb]))
+        diffs.append(rsa_a[-1] - rsa_b[-1])
         C = bootstrap_counts(len(ev_w), n_boot, [seed, 17, f])
         boots.append(
-            bootstrap_profiles(A, [hidden[la]], ev_w, C)[:, 0] - bootstrap_profiles(B, [hidden[lb]], ev_w, C)[:, 0]
+            bootstrap_profiles(A_f, [hidden[la]], ev_w, C)[:, 0] - bootstrap_profiles(B, [hidden[lb]], ev_w, C)[:, 0]
         )
         layers.append((la, lb))
-    return {"diff": float(np.mean(diffs)), "fold_diffs": diffs, "layers": layers, "boot": np.mean(boots, axis=0)}
+    return {"diff": float(np.mean(diffs)), "fold_diffs": diffs, "layers": layers, "boot": np.mean(boots, axis=0),
+            "rsa_a": rsa_a, "rsa_b": rsa_b}  # fmt: skip
+
+
+# --- lm-fc-beats-fa-v5: the 2,110-noun experiment, merged from stores of disjoint cue ranges ---------------------
+def _store_frame(folder):
+    """A finished trial store's rows and its config.json (read as it is; the store is never resumed here)."""
+    import json
+
+    from icml26.behaviorgeo.lm import TrialStore
+
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        raise FileNotFoundError(f"trial store {folder} does not exist (collect it first; README: lm-fc-beats-fa-v5)")
+    config = json.loads((folder / "config.json").read_text())
+    return TrialStore(folder, config).read(), config, TrialStore(folder, config).vocab()
+
+
+def merge_fc_v5(stores: list, vocab: list[str], trials_per_cue: int):
+    """One forced-choice design over ``vocab`` from stores of disjoint cue ranges (``run --cues``): their rows
+    concatenated, checked to be exactly the design's first ``trials_per_cue`` trials of every cue, run with one
+    configuration apart from the range, on this vocabulary. Returns the rows sorted by trial."""
+    import pandas as pd
+
+    from icml26.behaviorgeo.runner import _vocab_hash, fc_trial_indices
+
+    frames, configs = [], []
+    for folder in stores:
+        df, cfg, store_vocab = _store_frame(folder)
+        if store_vocab != vocab or cfg.get("vocab") != _vocab_hash(vocab):
+            raise ValueError(f"forced-choice store {folder} was not run on this {len(vocab)}-word vocabulary")
+        frames.append(df)
+        configs.append({k: v for k, v in cfg.items() if k != "cues"})
+    if any(c != configs[0] for c in configs[1:]):
+        raise ValueError("the forced-choice stores were run with different configurations")
+    fc = pd.concat(frames, ignore_index=True).sort_values("trial").reset_index(drop=True)
+    design = fc_trial_indices(len(vocab), configs[0]["n_candidates"], configs[0]["shuffles"], trials_per_cue)
+    if not np.array_equal(fc.trial.to_numpy(), design):
+        raise ValueError(f"the forced-choice stores hold {len(fc)} trials, not the design's {len(design)} "
+                         "(a store unfinished, or overlapping cue ranges)")  # fmt: skip
+    return fc
+
+
+def merge_fa_v5(stores: list, vocab: list[str], runs: int):
+    """Free-association runs over ``vocab`` from stores run on a prefix of it (the judged 1,060-word store) or on
+    all of it restricted to a cue range: run ids are ``cue * runs + r`` in both, the old words come first, so the
+    rows concatenate; every run's stored text is re-parsed against the whole vocabulary's index
+    (:func:`~icml26.behaviorgeo.lm.parse_associates`, then :func:`~icml26.behaviorgeo.lm.content_word`: the
+    judged store's rules), since a word new to the vocabulary may now be in it. Returns the rows by run."""
+    import pandas as pd
+
+    from icml26.behaviorgeo.lm import content_word, parse_associates
+
+    frames, configs = [], []
+    for folder in stores:
+        df, cfg, store_vocab = _store_frame(folder)
+        if store_vocab != vocab[: len(store_vocab)]:
+            raise ValueError(f"free-association store {folder}'s vocabulary is not a prefix of this one")
+        if cfg["runs"] != runs:
+            raise ValueError(f"free-association store {folder} has {cfg['runs']} runs per cue, not {runs}")
+        frames.append(df)
+        configs.append({k: v for k, v in cfg.items() if k not in ("cues", "vocab", "n_words")})
+    if any(c != configs[0] for c in configs[1:]):
+        raise ValueError("the free-association stores were sampled with different configurations")
+    fa = pd.concat(frames, ignore_index=True).sort_values("run").reset_index(drop=True)
+    if not np.array_equal(fa.run.to_numpy(), np.arange(len(vocab) * runs)):
+        raise ValueError(f"the free-association stores hold {len(fa)} runs, not {len(vocab)} x {runs}")
+    if not (fa.cue.to_numpy() == np.repeat(vocab, runs)).all():
+        raise ValueError("a free-association run's cue is not the one its run id names")
+    index = {w: i for i, w in enumerate(vocab)}
+    parsed = [parse_associates(t, index, configs[0]["n_assoc"]) for t in fa.text]
+    return fa.assign(status=[p[2] for p in parsed],
+                     associates=["|".join(content_word(w, index) for w in p[0]) for p in parsed])  # fmt: skip
+
+
+def merge_hidden_v5(parts: list[np.ndarray]) -> np.ndarray:
+    """Raw hidden states of consecutive word blocks (each (L+1, n_i, d), per word, so extraction order does not
+    matter) stacked into (L+1, sum n_i, d); the similarity is computed (and centred) over the whole vocabulary."""
+    if len({(p.shape[0], p.shape[2]) for p in parts}) != 1:
+        raise ValueError(f"hidden-state blocks of different layers or widths: {[p.shape for p in parts]}")
+    return np.concatenate(parts, axis=1)
+
+
+def experiment_from_stores(vocab: list[str], fc, fa, hidden: dict[str, np.ndarray], runs: int, trials_per_cue: int,
+                           n_candidates: int = 16, baselines: bool = True) -> dict:  # fmt: skip
+    """The claims' geometries from merged rows (:func:`merge_fc_v5`, :func:`merge_fa_v5`) and stacked raw hidden
+    states: FC PPMI geometry, FA's even runs (``S_fa_a``) and odd runs (``S_fa_b``, the A/A twin), the hidden
+    similarities per layer, GloVe and MiniLM (``baselines``). The same keys as :func:`load_experiment`."""
+    from icml26.behaviorgeo.data import glove_vectors, minilm_vectors
+    from icml26.behaviorgeo.lm import trial_counts
+    from icml26.behaviorgeo.runner import fc_trial_indices
+    from icml26.behaviorgeo.subject import fc_trials
+
+    index = {w: i for i, w in enumerate(vocab)}
+    cues_all, cands_all = fc_trials(len(vocab), n_candidates, 1, 0)
+    design = fc_trial_indices(len(vocab), n_candidates, 1, trials_per_cue)
+    cues, cands = cues_all[design], cands_all[design]  # (T,), (T, 16)
+    shown = ["|".join(vocab[c] for c in row) for row in cands]
+    if list(fc.cue) != [vocab[c] for c in cues] or list(fc.candidates) != shown:
+        raise ValueError("a forced-choice row's cue or candidates are not the design's")
+    picks = np.column_stack([[index[p] for p in fc.pick1], [index[p] for p in fc.pick2]])  # (T, 2)
+    B_fc, st_fc = trial_counts(fc, vocab, "fc")
+    out = {"vocab": vocab, "cues": cues, "cands": cands, "picks": picks, "S_fc": row_cosine(ppmi(B_fc)),
+           "answered_fc": np.asarray(B_fc.sum(1)).ravel() > 0, "stats_fc": st_fc,
+           "hidden": {s: [hidden_similarity(h) for h in H] for s, H in hidden.items()}}  # fmt: skip
+    for name, half in (("fa_a", 0), ("fa_b", 1)):
+        B, st = trial_counts(fa[(fa.run % runs) % 2 == half], vocab, "fa", open_responses=True)
+        out[f"S_{name}"], out[f"stats_{name}"] = row_cosine(ppmi(B)), st
+        out[f"answered_{name}"] = np.asarray(B.sum(1)).ravel() > 0
+    if baselines:
+        glove, out["glove_missing"] = glove_vectors(vocab)
+        out["S_glove"], out["S_minilm"] = row_cosine(glove), hidden_similarity(minilm_vectors(vocab))
+    return out
+
+
+def v5_stores(model_name: str = "smollm2") -> dict:
+    """The user-cache stores the 2,110-noun experiment merges: FC of the old and of the new cues under the
+    2,110-word design, the judged tuned FA store of the 1,060 words and FA of the new cues, and the hidden
+    states of both word blocks."""
+    from icml26.behaviorgeo.data import nouns
+    from icml26.behaviorgeo.runner import _vocab_hash
+
+    st = extension_stores(model_name)
+    n_old, V = st["cues"]
+    old, new = nouns(), read_extension()
+    return {**st, "fc_stores": [Path(str(st["fc"]).replace(f"cues{n_old}-{V}", f"cues0-{n_old}")), st["fc"]],
+            "fa_stores": [st["runs"] / f"fa-fast-{model_name}-{n_old}w-bf16-r16-t0.7-p0.9", st["fa"]],
+            "hidden_files": {s: [st["runs"] / f"hidden-{model_name}-{_vocab_hash(v)}-{s}.npy" for v in (old, new)]
+                             for s in STRATEGIES_V2}}  # fmt: skip
+
+
+V5_TRIALS_PER_CUE, V5_RUNS = 4, 16  # the judged stores' design: 4 calibrated FC trials, 16 FA runs per cue
+
+
+@functools.lru_cache(maxsize=1)
+def load_experiment_v5(model_name: str = "smollm2", strategies: tuple[str, ...] = ("task-fc",)) -> dict:
+    """SmolLM2 on the 2,110 nouns, merged from the finished stores of :func:`v5_stores` (nothing is run here:
+    a missing store is an error naming it). Hidden similarities only for ``strategies`` (each is 31 layers of
+    2,110 x 2,110 float64, 1.1 GB)."""
+    from icml26.behaviorgeo.data import extended_nouns
+
+    st = v5_stores(model_name)
+    vocab = extended_nouns()
+    fc = merge_fc_v5(st["fc_stores"], vocab, V5_TRIALS_PER_CUE)
+    fa = merge_fa_v5(st["fa_stores"], vocab, V5_RUNS)
+    hidden = {}
+    for s in strategies:
+        for f in st["hidden_files"][s]:
+            if not f.is_file():
+                raise FileNotFoundError(f"hidden states {f} missing (behaviorgeo_v5_collect.py --stage hidden)")
+        hidden[s] = merge_hidden_v5([np.load(f) for f in st["hidden_files"][s]])
+    if any(H.shape[1] != len(vocab) for H in hidden.values()):
+        raise ValueError("the stacked hidden states do not cover the vocabulary")
+    return experiment_from_stores(vocab, fc, fa, hidden, V5_RUNS, V5_TRIALS_PER_CUE)
+
+
+@functools.lru_cache(maxsize=1)
+def tiny_experiment_v5(n_old: int = 32, n_new: int = 32, runs: int = 8, seed: int = 0) -> dict:
+    """The smoke path of lm-fc-beats-fa-v5: the same collection and merge as :func:`load_experiment_v5` on the
+    tiny random test model (:func:`~icml26.behaviorgeo.lm.tiny_lm`) over the first ``n_old`` shipped nouns and the
+    first ``n_new`` new ones, in a temporary folder: FC of both cue ranges under the whole design, FA of the old
+    words on their own vocabulary (re-parsed against the whole one) and of the new cues, hidden states per
+    block, stacked. Its answers are noise; it checks the pipeline, not SmolLM2."""
+    import tempfile
+
+    import torch
+
+    from icml26.behaviorgeo.data import nouns
+    from icml26.behaviorgeo.lm import tiny_lm
+    from icml26.behaviorgeo.runner import cached_hidden_states, run_fa_fast, run_fc_fast
+
+    torch.set_num_threads(1)
+    old, new = nouns()[:n_old], read_extension()[:n_new]
+    vocab = old + new
+    model, tok = tiny_lm(vocab, seed)
+    V = len(vocab)
+    with tempfile.TemporaryDirectory(prefix="behaviorgeo-v5-smoke-") as tmp:
+        root = Path(tmp)
+        fc_stores = [root / f"fc-cues{a}-{b}" for a, b in ((0, n_old), (n_old, V))]
+        for folder, rng in zip(fc_stores, ((0, n_old), (n_old, V)), strict=True):
+            run_fc_fast(model, tok, vocab, folder, model_name="tiny", trials_per_cue=V5_TRIALS_PER_CUE, batch=16,
+                        calibrate=True, cues=rng)  # fmt: skip
+        fa_stores = [root / "fa-old", root / "fa-new"]
+        run_fa_fast(model, tok, old, fa_stores[0], model_name="tiny", runs=runs, batch=64, max_new_tokens=12,
+                    temperature=0.7, top_p=0.9, seed=seed)  # fmt: skip
+        run_fa_fast(model, tok, vocab, fa_stores[1], model_name="tiny", runs=runs, batch=64, max_new_tokens=12,
+                    temperature=0.7, top_p=0.9, seed=seed, cues=(n_old, V))  # fmt: skip
+        fc = merge_fc_v5(fc_stores, vocab, V5_TRIALS_PER_CUE)
+        fa = merge_fa_v5(fa_stores, vocab, runs)
+        H = merge_hidden_v5([cached_hidden_states(model, tok, words, "task-fc", root, "tiny") for words in (old, new)])
+    return experiment_from_stores(vocab, fc, fa, {"task-fc": H}, runs, V5_TRIALS_PER_CUE, baselines=False)
