@@ -16,6 +16,7 @@ tuned on behaviour alone; ``not-measured`` at ``smoke``, which loads no LM). Eac
   from disjoint cue ranges, ``lmexp.load_experiment_v5``), cross-fitted over both halves of each split with the
   roles swapped, on the stream ``seed + 3000``; positive planted at 1.5 x the bar on each fold's selection words;
 - ``lm-behaviour-predicts-held-out-v3``: FC similarity adds held-out-words ridge R^2 to GloVe + MiniLM;
+- ``lm-behaviour-predicts-held-out-v4``: the same regression on the 2,110 nouns (stream ``seed + 5000``);
 - ``layer-profile-v5``: FC alignment peaks earlier in depth for task-FC states than for averaged contexts,
   measured only above the label-permutation floor.
 
