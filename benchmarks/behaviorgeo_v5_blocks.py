@@ -3,7 +3,7 @@ in-sample peak RSA over task-FC layers of each geometry on the pairs among the o
 1,050 new ones, for the merged 2,110-word experiment, beside v4's 1,060-word experiment on the old words; and
 the share of non-zero off-diagonal similarities of FC and FA in each block. Needs the cached SmolLM2 stores.
 
-    python benchmarks/behaviorgeo_v5_blocks.py [--out results.json]
+    python benchmarks/behaviorgeo_v5_blocks.py [--out benchmarks/results/behaviorgeo_v5_blocks.json]
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import time
 import numpy as np
 
 from icml26.behaviorgeo import lmexp
-from icml26.behaviorgeo.claims import _lm
-from icml26.claims import Scale
+from icml26.behaviorgeo.config import PRESETS
 
 
 def peaks(lm: dict, words: np.ndarray) -> dict:
@@ -36,7 +35,8 @@ def nonzero(S: np.ndarray, words: np.ndarray) -> float:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None, help="also write the numbers here as JSON")
+    parser.add_argument("--out", default="benchmarks/results/behaviorgeo_v5_blocks.json",
+                        help="write the numbers here as JSON")
     args = parser.parse_args()
     t0 = time.perf_counter()
     v5 = lmexp.load_experiment_v5()
@@ -51,13 +51,14 @@ if __name__ == "__main__":
     report["non-zero share, 2,110-word design"] = {
         k: {"old": nonzero(v5[k], old), "new": nonzero(v5[k], new)} for k in ("S_fc", "S_fa_a")
     }
-    v4 = _lm(Scale("small"))
+    c = PRESETS["small"]  # v4's judged 1,060-word experiment, as the claims load it
+    v4 = lmexp.load_experiment(c.lm_words, c.lm_fc_per_cue, c.lm_fa_runs, c.lm_fa_tokens, c.lm_model, c.lm_batch,
+                               c.lm_dtype, c.lm_fa_temperature, c.lm_fa_top_p, c.lm_fa_content_words)  # fmt: skip
     keep4 = v4["answered_fc"] & v4["answered_fa_a"] & v4["answered_fa_b"]
     report["1,060-word design (v4), old words"] = peaks(v4, np.flatnonzero(keep4))
     report["non-zero share, 1,060-word design"] = {k: nonzero(v4[k], np.flatnonzero(keep4)) for k in ("S_fc", "S_fa_a")}
     report["seconds"] = time.perf_counter() - t0
     text = json.dumps(report, indent=1)
     print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    with open(args.out, "w") as f:
+        f.write(text + "\n")

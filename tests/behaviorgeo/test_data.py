@@ -171,5 +171,7 @@ def test_extension_stores_cover_the_new_cues_of_the_2110_word_design():
     assert st["cues"] == (1060, 2110) and len(st["vocab"]) == 2110 and len(lmexp.read_extension()) == 1050
     assert st["fc"].name == "fc-fast-smollm2-2110w-bf16-k4-sum-cal-cues1060-2110"
     assert st["fa"].name == "fa-fast-smollm2-2110w-bf16-r16-t0.7-p0.9-cues1060-2110"
+    assert st["fc_old"].name == "fc-fast-smollm2-2110w-bf16-k4-sum-cal-cues0-1060"
+    assert [f.name for f in lmexp.v5_stores()["fc_stores"]] == [st["fc_old"].name, st["fc"].name]
     with pytest.raises(ValueError, match="stage"):
         lmexp.collect_extension("trials")

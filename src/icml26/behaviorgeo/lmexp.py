@@ -246,11 +246,14 @@ def extension_stores(model_name: str = "smollm2", dtype: str = "bfloat16", fc_pe
     words = extended_nouns()
     n_old = len(words) - len(read_extension())
     tag = f"{model_name}-{len(words)}w" + ("" if dtype == "float32" else "-bf16")
-    cues = f"cues{n_old}-{len(words)}"
     runs = cache_dir() / "runs"
-    return {"runs": runs, "cues": (n_old, len(words)), "vocab": words,
-            "fc": runs / f"fc-fast-{tag}-k{fc_per_cue}-sum-cal-{cues}",
-            "fa": runs / f"fa-fast-{tag}-r{fa_runs}-t{fa_temperature:g}-p{fa_top_p:g}-{cues}"}  # fmt: skip
+
+    def fc(first: int, last: int) -> Path:  # the FC store of cues first..last-1 under the whole design
+        return runs / f"fc-fast-{tag}-k{fc_per_cue}-sum-cal-cues{first}-{last}"
+
+    fa = f"fa-fast-{tag}-r{fa_runs}-t{fa_temperature:g}-p{fa_top_p:g}-cues{n_old}-{len(words)}"
+    return {"runs": runs, "cues": (n_old, len(words)), "vocab": words, "fc": fc(n_old, len(words)),
+            "fc_old": fc(0, n_old), "fa": runs / fa}  # fmt: skip
 
 
 def read_extension() -> list[str]:
@@ -343,7 +346,8 @@ def _store_frame(folder):
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"trial store {folder} does not exist (collect it first; README: lm-fc-beats-fa-v5)")
     config = json.loads((folder / "config.json").read_text())
-    return TrialStore(folder, config).read(), config, TrialStore(folder, config).vocab()
+    store = TrialStore(folder, config)
+    return store.read(), config, store.vocab()
 
 
 def merge_fc_v5(stores: list, vocab: list[str], trials_per_cue: int):
@@ -451,9 +455,9 @@ def v5_stores(model_name: str = "smollm2") -> dict:
     from icml26.behaviorgeo.runner import _vocab_hash
 
     st = extension_stores(model_name)
-    n_old, V = st["cues"]
+    n_old = st["cues"][0]
     old, new = nouns(), read_extension()
-    return {**st, "fc_stores": [Path(str(st["fc"]).replace(f"cues{n_old}-{V}", f"cues0-{n_old}")), st["fc"]],
+    return {**st, "fc_stores": [st["fc_old"], st["fc"]],
             "fa_stores": [st["runs"] / f"fa-fast-{model_name}-{n_old}w-bf16-r16-t0.7-p0.9", st["fa"]],
             "hidden_files": {s: [st["runs"] / f"hidden-{model_name}-{_vocab_hash(v)}-{s}.npy" for v in (old, new)]
                              for s in STRATEGIES_V2}}  # fmt: skip
