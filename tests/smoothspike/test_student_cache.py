@@ -1,6 +1,9 @@
 """The GLUE claims' disk cache of students and teachers: keys, round trip, off switch, unreadable entries, and a
 cached smoke student equal to a freshly trained one."""
 
+import hashlib
+import inspect
+import os
 from dataclasses import replace
 
 import numpy as np
@@ -53,6 +56,56 @@ def test_key_changes_with_everything_that_determines_a_student():
     keys.add(student_cache.student_key(replace(cfg, glue_lrs=(1e-3,)), **base))  # the grid
     keys.add(student_cache.student_key(cfg, **base, functions=(test_cache_dir_follows_the_environment,)))  # code
     assert key not in keys and len(keys) == len(variants) + 3
+
+
+def test_key_follows_the_content_of_the_weights_and_tokenizer_files(tmp_path, monkeypatch):
+    weights, tokenizer = tmp_path / "model.safetensors", tmp_path / "tokenizer.json"
+    weights.write_bytes(b"w" * 3000)
+    tokenizer.write_bytes(b'{"t": 1}')
+    monkeypatch.setattr(student_cache, "weights_file", lambda: weights)
+    monkeypatch.setattr(student_cache, "tokenizer_file", lambda: tokenizer)
+    base = dict(task="sst2", seed=0, rotation="hadamard", partner=False, recipe="v1")
+
+    def key():
+        student_cache.content_digest.cache_clear()  # the digest is memoised per process: a new process, here
+        return student_cache.student_key(PRESETS["smoke"], **base)
+
+    keys = [key()]
+    stat = weights.stat()
+    weights.write_bytes(b"v" + b"w" * 2999)  # same name and size, same mtime: only the content differs
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    keys.append(key())
+    tokenizer.write_bytes(b'{"t": 2}')
+    keys.append(key())
+    assert len(set(keys)) == 3
+    assert student_cache.content_digest(str(weights)) == hashlib.sha256(weights.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("library", ["torch", "numpy", "tokenizers", "safetensors"])
+def test_key_follows_the_library_versions(monkeypatch, library):
+    base = dict(task="sst2", seed=0, rotation="hadamard", partner=False, recipe="v1")
+    key = student_cache.student_key(PRESETS["smoke"], **base)
+    versions = student_cache.library_versions()
+    assert set(versions) == {"torch", "numpy", "tokenizers", "safetensors"}
+    monkeypatch.setattr(student_cache, "library_versions", lambda: {**versions, library: versions[library] + "x"})
+    assert student_cache.student_key(PRESETS["smoke"], **base) != key
+
+
+@pytest.mark.parametrize("name", ["_teacher", "_trained", "_cached", "_train_student", "_train_teacher"])
+def test_key_follows_the_claims_training_and_caching_code(monkeypatch, name):
+    from icml26.smoothspike import claims
+
+    functions = claims._training_code()
+    assert getattr(claims, name) in functions
+    digest = student_cache.code_digest(functions)
+    real = inspect.getsource
+
+    def edited(fn):  # the same function with one more line of source
+        text = real(fn)
+        return text + "# edited\n" if inspect.unwrap(fn) is inspect.unwrap(getattr(claims, name)) else text
+
+    monkeypatch.setattr(student_cache.inspect, "getsource", edited)
+    assert student_cache.code_digest(functions) != digest
 
 
 def test_cached_student_computes_once_and_honours_the_off_switch(cache, monkeypatch):

