@@ -1,17 +1,21 @@
-"""d3rlpy's IQL and CQL as reference peers on the return claim's D4RL-like MuJoCo data, at the claim's budget.
+"""d3rlpy's IQL and CQL as reference peers on the return claims' D4RL-like MuJoCo data, at the claims' budget.
 
-    python benchmarks/vipo_mujoco_peers.py --seeds 0,1,2 [--tasks hopper,halfcheetah] [--steps 3000] [--algos IQL]
+    python benchmarks/vipo_mujoco_peers.py [--data v2] --seeds 0,1,2 [--tasks hopper,halfcheetah] [--steps 3000]
 
-Per task and seed ``k``: the ``small`` data of ``vipo/improves-return-mujoco-v1`` (10,000 transitions of the
-shipped medium actor's stochastic actions, collection seed 3000 + k -- the very transitions MOPO and MOPO+VIPO
-learn from), then d3rlpy 2.8.1's IQL (``--algos``; CQL too if named: its update is ~5x slower) for ``--steps``
-updates of batch 256 with [128, 128] networks (the claim's SAC size; everything else d3rlpy's defaults -- no
-tuning for either side), evaluated like the claim's hosts: 3 deterministic episodes every 1,000 updates in the
-true Gymnasium v5 task, score = D4RL-normalised mean of the last 2 evaluations. Throughput (first seed): median
-seconds per ``update`` of IQL and CQL over ``--throughput-steps`` updates, and ours: one MOPO policy step (SAC
-update, batch 256, [128, 128], with the claim's model rollouts -- 2,000 starts x h = 5 every 250 steps --
-amortised) on an NLL ensemble of the same data. Writes ``benchmarks/results/vipo_mujoco_peers.json``. Needs
-d3rlpy (see the README, Deviations: installed with ``--no-deps``); without it the script stops with a message.
+Per task and seed ``k``: the ``small`` data of the return claims of data version ``--data`` (10,000 transitions
+of the shipped medium actor's stochastic actions -- the very transitions the claims' hosts learn from): ``v2``
+(default; Hopper's real-medium actor, SAC 120k steps) on collection seed 5000 + k, the seed stream of
+``vipo/improves-return-mujoco-v2`` and ``vipo/improves-return-mobile-mujoco-v1``; ``v1`` (Hopper's low-medium
+actor, 25k steps) on seed 3000 + k, that of ``vipo/improves-return-mujoco-v1``. Then d3rlpy 2.8.1's IQL
+(``--algos``; CQL too if named: its update is ~5x slower) for ``--steps`` updates of batch 256 with [128, 128]
+networks (the claims' SAC size and step count; everything else d3rlpy's defaults -- no tuning for either side),
+evaluated like the claims' hosts: 3 deterministic episodes every 1,000 updates in the true Gymnasium v5 task,
+score = D4RL-normalised mean of the last 2 evaluations. Throughput (first seed): median seconds per ``update``
+of IQL and CQL over ``--throughput-steps`` updates, and ours: one MOPO policy step (SAC update, batch 256,
+[128, 128], with the claims' model rollouts -- 2,000 starts x h = 5 every 250 steps -- amortised) on an NLL
+ensemble of the same data. Writes ``benchmarks/results/vipo_mujoco_peers_<data>.json`` (v1's run is
+``vipo_mujoco_peers.json``). Needs d3rlpy (see the README, Deviations: installed with ``--no-deps``); without it
+the script stops with a message.
 """
 
 from __future__ import annotations
@@ -120,8 +124,18 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--algos", default="IQL", help="d3rlpy algorithms trained and scored (IQL, CQL)")
     p.add_argument("--throughput-steps", type=int, default=300, help="updates timed per algorithm (ours: MOPO steps)")
-    p.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "vipo_mujoco_peers.json")
+    p.add_argument(
+        "--data",
+        choices=sorted(C.DATA_VERSIONS),
+        default="v2",
+        help="data version of the return claims (v2: seeds 5000 + k; v1: seeds 3000 + k)",
+    )
+    p.add_argument("--out", type=Path, default=None, help="default benchmarks/results/vipo_mujoco_peers_<data>.json")
     args = p.parse_args()
+    offset = {"v1": C.RETURN_SEEDS, "v2": C.V2_SEEDS}[args.data]
+    if args.out is None:
+        name = "vipo_mujoco_peers.json" if args.data == "v1" else f"vipo_mujoco_peers_{args.data}.json"
+        args.out = Path(__file__).parent / "results" / name
     if importlib.util.find_spec("d3rlpy") is None:
         sys.exit("d3rlpy is not importable here: pip install --no-deps d3rlpy==2.8.1 and its light dependencies "
                  "(see src/icml26/vipo/README.md, Deviations)")  # fmt: skip
@@ -133,7 +147,7 @@ def main() -> None:
     algos = args.algos.split(",")
     for task in args.tasks.split(","):
         for k in (int(x) for x in args.seeds.split(",")):
-            data = C._task_data("small", task, k + C.RETURN_SEEDS, "v1")
+            data = C._task_data("small", task, k + offset, args.data)
             if task not in speed:  # throughput on the first seed's data
                 speed[task] = {"MOPO step (ours) [ms]": mopo_step_ms(data, task, args.throughput_steps)}
                 for name, cfg in d3rlpy_algos().items():
@@ -144,7 +158,7 @@ def main() -> None:
                 print(task, speed[task], flush=True)
             for name, cfg in d3rlpy_algos().items():
                 if name in algos:
-                    runs[f"{task}/{k}/{name}"] = run_d3rlpy(name, cfg, data, task, args.steps, k + C.RETURN_SEEDS)
+                    runs[f"{task}/{k}/{name}"] = run_d3rlpy(name, cfg, data, task, args.steps, k + offset)
                     print(task, k, name, runs[f"{task}/{k}/{name}"], flush=True)
     summary = {}
     for task in args.tasks.split(","):
@@ -156,7 +170,14 @@ def main() -> None:
             row[f"{name} scores"] = sc
         summary[task] = row
     machine = {"python": platform.python_version(), "torch": torch.__version__, "d3rlpy": d3rlpy.__version__}
-    result = {"machine": machine, "steps": args.steps, "summary": summary, "runs": runs}
+    result = {
+        "machine": machine,
+        "data": args.data,
+        "seeds": [int(x) + offset for x in args.seeds.split(",")],
+        "steps": args.steps,
+        "summary": summary,
+        "runs": runs,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
