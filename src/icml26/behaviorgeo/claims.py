@@ -551,7 +551,7 @@ def _crossfit_split(lm: dict, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     judge=Interval("bootstrap 95% CI low of cross-fitted held-out RSA FC - FA (words)", above=LM_BAR_FC_FA),
 )
 def lm_fc_beats_fa_v5(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimResult:
-    from icml26.behaviorgeo.lmexp import PairSet, crossfit_difference, fa_tuning_cues, glove_top2_share
+    from icml26.behaviorgeo.lmexp import PairSet, crossfit_difference, fa_tuning_cues
 
     lm = _lm_v5(scale)
     cfg = PRESETS[scale.value]
@@ -602,8 +602,7 @@ def lm_fc_beats_fa_v5(scale: Scale, seed: int, arm: Arm = Arm.CLAIM) -> ClaimRes
         for name in ("GloVe", "MiniLM"):
             ref = crossfit_difference(lm[f"S_{name.lower()}"], S_fa, H, folds, 2, s)
             measured[f"reported: cross-fitted held-out RSA {name} (task-fc)"] = float(np.mean(ref["rsa_a"]))
-        share = glove_top2_share(lm, lm["picks"])
-        measured["FC picks among GloVe's top 2 of 16, over chance (2,110-word design)"] = share / (2 / 16)
+        measured["FC picks among GloVe's top 2 of 16, over chance (2,110-word design)"] = _over_chance(lm, lm["picks"])
     sel_w, ev_w = folds[0]
     measured.update({
         "words (answered in FC and both FA halves)": len(sel_w) + len(ev_w),
@@ -930,6 +929,23 @@ def fa_frequency_bias(scale: Scale, seed: int) -> dict[str, float]:
     }
 
 
+def _over_chance(lm: dict, picks: np.ndarray) -> float:
+    """The share of ``picks`` among each trial's 2 candidates most similar to the cue in GloVe, over the 2/16
+    that chance gives."""
+    from icml26.behaviorgeo.lmexp import glove_top2_share
+
+    return glove_top2_share(lm, picks) / (2 / 16)
+
+
+def _task_following(lm: dict, seed: int, name: str) -> dict[str, float]:
+    """The task-following probes' numbers: the model's picks over chance (``name``) and, as the reference, picks
+    made at random on the same trials."""
+    from icml26.behaviorgeo.lmexp import simulated_picks
+
+    random = simulated_picks(lm["S_glove"], lm["cues"], lm["cands"], 0.0, [seed, 23])
+    return {name: _over_chance(lm, lm["picks"]), "ablation reference: random picks": _over_chance(lm, random)}
+
+
 @mechanism(
     "lm-task-following",
     component="SmolLM2's forced-choice answers follow the task (pick the candidates related to the cue)",
@@ -942,12 +958,8 @@ def lm_task_following(scale: Scale, seed: int) -> dict[str, float]:
     lm = _lm(scale)
     if lm is None:
         return {"lm-task-following": 0.0, "LM run at this scale": 0.0}
-    from icml26.behaviorgeo.lmexp import glove_top2_share, simulated_picks
-
-    random = simulated_picks(lm["S_glove"], lm["cues"], lm["cands"], 0.0, [seed, 23])
     return {
-        "lm-task-following": glove_top2_share(lm, lm["picks"]) / (2 / 16),
-        "ablation reference: random picks": glove_top2_share(lm, random) / (2 / 16),
+        **_task_following(lm, seed, "lm-task-following"),
         "FC picks in the cue's category (64 concrete-noun cues)": lm["fc_same_category"],
         "LM run at this scale": 1.0,
     }
@@ -965,15 +977,7 @@ def lm_task_following(scale: Scale, seed: int) -> dict[str, float]:
 def lm_task_following_v5(scale: Scale, seed: int) -> dict[str, float]:
     if PRESETS[scale.value].lm_model is None:
         return {"lm-task-following-v5": 0.0, "LM run at this scale": 0.0}
-    from icml26.behaviorgeo.lmexp import glove_top2_share, simulated_picks
-
-    lm = _lm_v5(scale)
-    random = simulated_picks(lm["S_glove"], lm["cues"], lm["cands"], 0.0, [seed, 23])
-    return {
-        "lm-task-following-v5": glove_top2_share(lm, lm["picks"]) / (2 / 16),
-        "ablation reference: random picks": glove_top2_share(lm, random) / (2 / 16),
-        "LM run at this scale": 1.0,
-    }
+    return {**_task_following(_lm_v5(scale), seed, "lm-task-following-v5"), "LM run at this scale": 1.0}
 
 
 # --- the claims' measures, validated both ways --------------------------------------------------------------------
