@@ -510,26 +510,26 @@ def _mujoco_probe(sv: str, s: int, version: str, raw_tasks: tuple[str, ...]) -> 
     of the model gradient and what it does to the model next to an A/A NLL replicate; the paper's recipe as
     published (``raw``) on ``raw_tasks``."""
     out: dict[str, float] = {}
+    e_nll: dict[str, float] = {}  # the NLL model's policy-state error per task, the ratios' denominator
     for task in RETURN_TASKS:
         vipo, log = _task_model(sv, task, s, "vipo", s, version)
         nll, _ = _task_model(sv, task, s, "nll", s, version)
         aa, _ = _task_model(sv, task, s, "nll", s + AA_STREAM, version)  # the return claim's A/A ensemble
         a, b, c = _flat(vipo), _flat(nll), _flat(aa)
-        e_nll = _visited_error(sv, s, nll, task, version)
+        e_nll[task] = _visited_error(sv, s, nll, task, version)
         out[f"share {task}"] = _mean_share(log)
         out[f"|theta_VIPO - theta_NLL| / |theta_NLL| {task}"] = float((a - b).norm() / b.norm())
         out[f"|theta_NLL(A/A) - theta_NLL| / |theta_NLL| {task}"] = float((c - b).norm() / b.norm())
         shift = _prediction_shift(sv, s, task, vipo, nll, version)
         out[f"prediction shift VIPO / A/A {task}"] = shift / _prediction_shift(sv, s, task, aa, nll, version)
-        out[f"policy-state error VIPO / NLL {task}"] = _visited_error(sv, s, vipo, task, version) / e_nll
-        out[f"policy-state error NLL (A/A) / NLL {task}"] = _visited_error(sv, s, aa, task, version) / e_nll
+        out[f"policy-state error VIPO / NLL {task}"] = _visited_error(sv, s, vipo, task, version) / e_nll[task]
+        out[f"policy-state error NLL (A/A) / NLL {task}"] = _visited_error(sv, s, aa, task, version) / e_nll[task]
         out[f"learned |V_D - V_theta| {task}"] = log.value_gap[-1] if log.value_gap else float("nan")
     for task in raw_tasks:
         raw_model, raw = _task_model(sv, task, s, "raw", s, version)
         out[f"share {task}, paper's recipe (phi = 1e-4, no warm-up)"] = _mean_share(raw)
         if len(raw_tasks) > 1:  # v2: the model-error change before (paper's recipe) and after (ours), per task
-            nll, _ = _task_model(sv, task, s, "nll", s, version)
-            e = _visited_error(sv, s, raw_model, task, version) / _visited_error(sv, s, nll, task, version)
+            e = _visited_error(sv, s, raw_model, task, version) / e_nll[task]
             out[f"policy-state error paper's recipe / NLL {task}"] = e
     return {"share (smaller task)": min(out[f"share {t}"] for t in RETURN_TASKS), **out}
 
