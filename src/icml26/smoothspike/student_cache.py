@@ -47,14 +47,10 @@ def enabled() -> bool:
     return os.environ.get("ICML26_SMOOTHSPIKE_CACHE", "1") not in ("0", "off", "no", "false")
 
 
-def _file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=32)
 def content_digest(path: str) -> str:
-    """sha256 of a (large) file's bytes, read in 1 MiB chunks and memoised per process by its path (the MiniLM
-    weights: ~90 MB, about 0.3 s once)."""
+    """sha256 of a file's bytes, read in 1 MiB chunks and memoised per process by its path (the GLUE files, the
+    tokenizer and the MiniLM weights: ~90 MB, about 0.3 s once)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -113,7 +109,7 @@ def student_key(config, *, task: str, seed: int | None, rotation: str, partner: 
         "partner": bool(partner),
         "recipe": recipe,
         "code": code_digest(functions),
-        "data": {p.name: _file_digest(p) for p in sorted(task_dir.glob("*.tsv*"))},
+        "data": {p.name: content_digest(str(p)) for p in sorted(task_dir.glob("*.tsv*"))},
         "weights": content_digest(str(weights_file())),
         "tokenizer": content_digest(str(tokenizer_file())),
         "versions": library_versions(),
